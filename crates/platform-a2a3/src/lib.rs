@@ -1,0 +1,1 @@
+//! The a2a3 DeviceRunner. (Being built.)

@@ -1,0 +1,1 @@
+//! The a5 DeviceRunner. (Being built.)

@@ -1,0 +1,252 @@
+//! The `Driver` trait: the narrow slice of the CANN runtime that the device runners call.
+//!
+//! # Contract
+//!
+//! A `Driver` value is one process's view of the driver: it owns that process's per-card contexts
+//! (in CANN, the process-wide runtime state; in the simulator, a [`crate::sim::SimDriver`]).
+//! Every method is one driver call, named after it, and returns `Result<_, DriverError>` whose
+//! error names the call ([`DriverCall`]) and carries the raw code.
+//!
+//! Calls other than [`Driver::set_device`], [`Driver::reset_device`],
+//! [`Driver::reset_device_force`] and the HAL calls act on the *current* device, which
+//! `set_device` selects (CANN keeps it per thread; the simulator per `Driver` value). Callers run a
+//! card's work from one thread.
+//!
+//! What the caller must do, and what the driver never does for it:
+//! - Launches are asynchronous: a launch that returns `Ok` has only been queued; its failure
+//!   surfaces at the next stream sync. The caller bounds every sync with a timeout.
+//! - After any launch or sync error the context may be sticky-errored: every later call in this
+//!   process may fail with confusing codes (507899, rc 62). The driver does not hide this; the
+//!   device runner's guard does.
+//! - Synchronising a stream that is already in error state blocks until its timeout: teardown must
+//!   destroy such streams without syncing them.
+//! - [`Driver::reset_device_force`] takes the card's [`DeviceLease`]: it is destructive to anything
+//!   else on the physical card, so only the exclusive holder may call it.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::DriverError;
+use crate::kernel::KernelBlob;
+use crate::lease::DeviceLease;
+
+/// A physical card number.
+pub type DeviceId = u32;
+
+/// Result of a driver call.
+pub type DriverResult<T> = Result<T, DriverError>;
+
+/// Every driver call a runner makes; the name in messages is CANN's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DriverCall {
+    /// `aclInit`.
+    Init,
+    /// `aclrtSetDevice`.
+    SetDevice,
+    /// `aclrtResetDevice` (soft reset).
+    ResetDevice,
+    /// `aclrtResetDeviceForce`.
+    ResetDeviceForce,
+    /// `aclrtSetOpExecuteTimeOutV2`.
+    SetOpExecuteTimeout,
+    /// `aclrtCreateStream`.
+    CreateStream,
+    /// `aclrtDestroyStream`.
+    DestroyStream,
+    /// `aclrtSynchronizeStreamWithTimeout`.
+    SynchronizeStreamWithTimeout,
+    /// `aclrtSynchronizeDeviceWithTimeout`.
+    SynchronizeDeviceWithTimeout,
+    /// `aclrtMalloc`.
+    Malloc,
+    /// `aclrtFree`.
+    Free,
+    /// `aclrtMemcpy` host to device.
+    MemcpyToDevice,
+    /// `aclrtMemcpy` device to host.
+    MemcpyToHost,
+    /// `rtRegisterKernel` (allocates the kernel's registration buffer on the device).
+    RegisterKernel,
+    /// `rtKernelLaunchWithHandleV2` on an AICore stream.
+    LaunchAicore,
+    /// `rtAicpuKernelLaunchExWithArgs` on an AICPU stream.
+    LaunchAicpu,
+    /// `halResMap` (a5: one mapping per AICore).
+    HalResMap,
+    /// `halMemCtl` (a2a3: register window plus the partial-good mask).
+    HalMemCtl,
+}
+
+impl DriverCall {
+    /// CANN's name of the call.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Init => "aclInit",
+            Self::SetDevice => "aclrtSetDevice",
+            Self::ResetDevice => "aclrtResetDevice",
+            Self::ResetDeviceForce => "aclrtResetDeviceForce",
+            Self::SetOpExecuteTimeout => "aclrtSetOpExecuteTimeOutV2",
+            Self::CreateStream => "aclrtCreateStream",
+            Self::DestroyStream => "aclrtDestroyStream",
+            Self::SynchronizeStreamWithTimeout => "aclrtSynchronizeStreamWithTimeout",
+            Self::SynchronizeDeviceWithTimeout => "aclrtSynchronizeDeviceWithTimeout",
+            Self::Malloc => "aclrtMalloc",
+            Self::Free => "aclrtFree",
+            Self::MemcpyToDevice => "aclrtMemcpy(host->device)",
+            Self::MemcpyToHost => "aclrtMemcpy(device->host)",
+            Self::RegisterKernel => "rtRegisterKernel",
+            Self::LaunchAicore => "rtKernelLaunchWithHandleV2",
+            Self::LaunchAicpu => "rtAicpuKernelLaunchExWithArgs",
+            Self::HalResMap => "halResMap",
+            Self::HalMemCtl => "halMemCtl",
+        }
+    }
+}
+
+impl fmt::Display for DriverCall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A stream handle (opaque to callers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Stream(pub u64);
+
+/// A device address (opaque to callers; the simulator hands out host addresses).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct DevicePtr(pub u64);
+
+/// A registered kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct KernelHandle(pub u64);
+
+/// One kernel argument. The role tells the driver which buffers a kernel writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KernelArg {
+    /// A buffer the kernel reads.
+    Input(DevicePtr),
+    /// A buffer the kernel writes.
+    Output(DevicePtr),
+    /// A scalar passed by value.
+    Scalar(u64),
+}
+
+/// Why a kernel is launched. Fault plans count only [`LaunchOrigin::Case`] launches; probes and
+/// internal kernels never move a plan's counter. Real CANN ignores it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LaunchOrigin {
+    /// A test case's kernel.
+    Case,
+    /// A post-reset probe or another internal kernel.
+    Internal,
+}
+
+/// The AICPU scheduler task: it waits for the work queued on `aicore` (the paired AICore stream)
+/// and reports that work's failure on its own stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AicpuTask {
+    /// The AICore stream whose work this task schedules.
+    pub aicore: Stream,
+}
+
+/// a2a3 register window from `halMemCtl`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RegisterWindow {
+    /// Base address of the AICore register window.
+    pub base: u64,
+    /// Partial-good mask: bit `i` set when AICore `i` is usable.
+    pub core_mask: u64,
+}
+
+/// Which implementation a driver is, and which library it loaded (for reports).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DriverInfo {
+    /// `sim` or `acl`.
+    pub kind: DriverKind,
+    /// The files the driver loaded (`None` for the in-process simulator).
+    pub library: Option<Vec<String>>,
+}
+
+/// The driver implementations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DriverKind {
+    /// The in-process simulated card.
+    Sim,
+    /// The CANN runtime (or a library exporting its C ABI), loaded at run time.
+    Acl,
+}
+
+/// The driver calls the device runners make. See the module docs for the contract.
+pub trait Driver: Send + Sync + fmt::Debug {
+    /// Which implementation this is.
+    fn info(&self) -> DriverInfo;
+
+    /// `aclInit`. A second call may return 100002, which callers treat as success.
+    fn init(&self) -> DriverResult<()>;
+
+    /// `aclrtSetDevice`: open (or reuse) this process's context on `device` and make it current.
+    fn set_device(&self, device: DeviceId) -> DriverResult<()>;
+
+    /// `aclrtResetDevice`: soft reset; tears down this process's streams and memory on `device`.
+    /// A sticky error survives it.
+    fn reset_device(&self, device: DeviceId) -> DriverResult<()>;
+
+    /// `aclrtResetDeviceForce` on the lease's card: clears a sticky error in place. Destructive
+    /// to every other context on the card, hence the lease.
+    fn reset_device_force(&self, lease: &DeviceLease) -> DriverResult<()>;
+
+    /// `aclrtSetOpExecuteTimeOutV2` for the current context.
+    fn set_op_execute_timeout(&self, timeout_us: u64) -> DriverResult<()>;
+
+    /// `aclrtCreateStream`.
+    fn create_stream(&self) -> DriverResult<Stream>;
+
+    /// `aclrtDestroyStream`. Fails with 507901 when the stream still has pending work.
+    fn destroy_stream(&self, stream: Stream) -> DriverResult<()>;
+
+    /// `aclrtSynchronizeStreamWithTimeout`.
+    fn synchronize_stream_with_timeout(&self, stream: Stream, timeout_ms: u32) -> DriverResult<()>;
+
+    /// `aclrtSynchronizeDeviceWithTimeout`: the bounded device drain. Its success is not proof of
+    /// health (a2a3 false negatives).
+    fn synchronize_device_with_timeout(&self, timeout_ms: u32) -> DriverResult<()>;
+
+    /// `aclrtMalloc`.
+    fn malloc(&self, size: usize) -> DriverResult<DevicePtr>;
+
+    /// `aclrtFree`.
+    fn free(&self, ptr: DevicePtr) -> DriverResult<()>;
+
+    /// `aclrtMemcpy` host to device; `src` must fit in the allocation at `dst`.
+    fn memcpy_to_device(&self, dst: DevicePtr, src: &[u8]) -> DriverResult<()>;
+
+    /// `aclrtMemcpy` device to host; fills `dst` from the allocation at `src`.
+    fn memcpy_to_host(&self, dst: &mut [u8], src: DevicePtr) -> DriverResult<()>;
+
+    /// Register a kernel blob with the current context (allocates its registration buffer).
+    fn register_kernel(&self, blob: &KernelBlob) -> DriverResult<KernelHandle>;
+
+    /// Queue `kernel` on the AICore `stream` with `block_dim` blocks.
+    fn launch_aicore(
+        &self,
+        stream: Stream,
+        kernel: KernelHandle,
+        block_dim: u32,
+        args: &[KernelArg],
+        origin: LaunchOrigin,
+    ) -> DriverResult<()>;
+
+    /// Queue the AICPU scheduler task on the AICPU `stream`.
+    fn launch_aicpu(&self, stream: Stream, task: AicpuTask) -> DriverResult<()>;
+
+    /// `halResMap` of AICore `core`'s registers on `device` (a5). Returns the mapped address.
+    fn hal_res_map(&self, device: DeviceId, core: u32) -> DriverResult<u64>;
+
+    /// `halMemCtl` register window and partial-good mask of `device` (a2a3).
+    fn hal_mem_ctl(&self, device: DeviceId) -> DriverResult<RegisterWindow>;
+}

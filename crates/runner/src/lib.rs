@@ -1,0 +1,1 @@
+//! cardguard runner. (Being built.)

@@ -1,0 +1,56 @@
+/* cardguard kernel-blob ABI, version 1.
+ *
+ * A kernel blob is a shared object built from one C++ source under kernels/. It exports:
+ *   const cg_kernel_meta *cg_kernel_metadata(void);
+ *   int32_t cg_kernel_main(const cg_kernel_ctx *ctx);   -- runs one block
+ * The simulated AICore runs cg_kernel_main once per block, each block on its own thread.
+ * A kernel that must wait (for data, for a flag, forever) waits only through ctx->api->wait:
+ * the simulator reaps a kernel blocked there for longer than the op-execute timeout, and then
+ * wait returns CG_WAIT_REAPED and the kernel must return at once.
+ */
+#ifndef CARDGUARD_KERNEL_H
+#define CARDGUARD_KERNEL_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CG_KERNEL_ABI_VERSION 1u
+
+#define CG_WAIT_WOKEN 0
+#define CG_WAIT_REAPED 1
+
+#define CG_KERNEL_OK 0
+#define CG_KERNEL_BAD_ARGS 1
+#define CG_KERNEL_REAPED 2
+
+typedef struct cg_kernel_meta {
+    uint32_t abi_version;   /* CG_KERNEL_ABI_VERSION */
+    const char *name;       /* e.g. "vector_add" */
+    const char *arch;       /* "a5" or "a2a3": the arch the blob was built for */
+    uint32_t block_dim;     /* the block dim the kernel is written for (launches may use fewer) */
+    uint32_t num_args;      /* how many u64 arguments cg_kernel_main expects */
+} cg_kernel_meta;
+
+typedef struct cg_sim_api {
+    /* Block until woken or `timeout_us` passes; CG_WAIT_REAPED once the op-execute timeout reaped
+     * this kernel. */
+    int32_t (*wait)(void *token, uint64_t timeout_us);
+} cg_sim_api;
+
+typedef struct cg_kernel_ctx {
+    uint32_t block_idx;
+    uint32_t block_dim;
+    const uint64_t *args;   /* buffers as addresses, scalars by value, in the kernel's order */
+    uint32_t num_args;
+    const cg_sim_api *api;
+    void *token;            /* pass back to api->wait */
+} cg_kernel_ctx;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CARDGUARD_KERNEL_H */
