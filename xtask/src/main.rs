@@ -1,5 +1,14 @@
 //! `cargo xtask`: the project's commands. One file per command; this file only dispatches.
 
+mod bench;
+mod bindgen;
+mod build_kernels;
+mod merge_reports;
+mod onboard;
+mod sim_probe;
+
+use std::process::ExitCode;
+
 use clap::{Parser, Subcommand};
 
 #[derive(Debug, Parser)]
@@ -10,9 +19,30 @@ struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-enum Command {}
+enum Command {
+    /// Build the kernel blobs of one arch from kernels/.
+    BuildKernels(build_kernels::Args),
+    /// Run the onboard matrix (simulated cards where no CANN is installed).
+    #[command(disable_help_flag = true)]
+    Onboard(onboard::Args),
+    /// The seed's within-process probe table on a simulated card.
+    SimProbe(sim_probe::Args),
+    /// Benchmarks (release build).
+    Bench(bench::Args),
+    /// Join partitioned runs' report.json and junit.xml.
+    MergeReports(merge_reports::Args),
+    /// Regenerate the committed CANN bindings from their header.
+    Bindgen(bindgen::Args),
+}
 
-fn main() {
+fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {}
+    match cli.command {
+        Command::BuildKernels(a) => build_kernels::run(a),
+        Command::Onboard(a) => onboard::run(a),
+        Command::SimProbe(a) => sim_probe::run(a),
+        Command::Bench(a) => bench::run(a),
+        Command::MergeReports(a) => merge_reports::run(a),
+        Command::Bindgen(a) => bindgen::run(a),
+    }
 }
