@@ -4,39 +4,39 @@
 //! descriptor: an inherited descriptor is an OS-level hand-off, so it is treated as FFI.
 
 use std::fs::File;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::process::Command;
 
+use command_fds::{CommandFdExt, FdMapping};
 use rustix::fs::{flock, fstat, FlockOperation};
-use rustix::io::{fcntl_dupfd_cloexec, fcntl_setfd, FdFlags};
+use rustix::io::fcntl_dupfd_cloexec;
 
 use super::lock::{DeviceLease, LeaseConfig, LeaseError, ENV_LEASE_FD};
 use crate::driver::DeviceId;
 
-/// A duplicate of a lease's locked descriptor that survives `exec`, for one child.
-#[derive(Debug)]
-pub struct LeaseHandoff {
-    fd: OwnedFd,
-    card: DeviceId,
-}
-
-impl LeaseHandoff {
-    /// The value of [`ENV_LEASE_FD`] for the child: `CARD:FD`.
-    pub fn env_value(&self) -> String {
-        format!("{}:{}", self.card, self.fd.as_raw_fd())
-    }
-}
+/// The descriptor number a child finds its lease at.
+pub const CHILD_LEASE_FD: RawFd = 3;
 
 impl DeviceLease {
-    /// A descriptor of this lease the next spawned child inherits. Keep the returned value alive
-    /// until the child is spawned; dropping it afterwards closes only the parent's duplicate.
-    pub fn handoff(&self) -> Result<LeaseHandoff, LeaseError> {
-        let io = |e: rustix::io::Errno| LeaseError::Io {
+    /// Arranges for the child `cmd` spawns to inherit this lease: a duplicate of the locked
+    /// descriptor is mapped to [`CHILD_LEASE_FD`] in the child only (the parent's copy stays
+    /// close-on-exec, so no other child started meanwhile inherits it), and [`ENV_LEASE_FD`] names it.
+    pub fn pass_to(&self, cmd: &mut Command) -> Result<(), LeaseError> {
+        let fd = fcntl_dupfd_cloexec(&self.file, 3).map_err(|e| LeaseError::Io {
             path: self.path.clone(),
             source: e.into(),
-        };
-        let fd = fcntl_dupfd_cloexec(&self.file, 3).map_err(io)?;
-        fcntl_setfd(&fd, FdFlags::empty()).map_err(io)?;
-        Ok(LeaseHandoff { fd, card: self.card })
+        })?;
+        cmd.fd_mappings(vec![FdMapping {
+            parent_fd: fd,
+            child_fd: CHILD_LEASE_FD,
+        }])
+        .map_err(|_| LeaseError::Inherited {
+            var: ENV_LEASE_FD,
+            value: format!("{}:{CHILD_LEASE_FD}", self.card),
+            reason: "descriptor 3 is already mapped for this child".to_owned(),
+        })?;
+        cmd.env(ENV_LEASE_FD, format!("{}:{CHILD_LEASE_FD}", self.card));
+        Ok(())
     }
 
     /// The lease a parent handed down through [`ENV_LEASE_FD`], checked: the descriptor must be

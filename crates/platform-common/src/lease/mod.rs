@@ -5,9 +5,10 @@
 //! deleted (a rename would let two holders lock two different inodes). The file records the
 //! holder's pid, run id and start time for the next caller's refusal message; an empty or garbled
 //! record is tolerated. A lease can be handed to a child process, which inherits the locked
-//! descriptor ([`DeviceLease::handoff`], [`DeviceLease::inherited`]).
+//! descriptor ([`DeviceLease::pass_to`], [`DeviceLease::inherited`]).
 
 mod handoff;
 mod lock;
 
+pub use handoff::CHILD_LEASE_FD;
 pub use lock::{DeviceLease, HolderRecord, LeaseConfig, LeaseError, ENV_LEASE_FD, ENV_LOCK_DIR};

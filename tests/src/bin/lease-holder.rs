@@ -1,0 +1,49 @@
+//! Test helper: takes (or inherits) a card's lease, reports on stdout, holds it until stdin closes.
+//!
+//! `lease-holder try DIR CARD RUN_ID`   try_acquire; prints `acquired PID` or `held <holder>`
+//! `lease-holder inherit DIR`           adopt the lease named in ONBOARD_LEASE_FD; prints `inherited CARD`
+//! Then waits for stdin to close and exits 0.
+
+use std::io::Read;
+use std::process::ExitCode;
+
+use platform_common::lease::{DeviceLease, LeaseConfig, LeaseError};
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (lease, line) = match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+        ["try", dir, card, run_id] => {
+            let cfg = LeaseConfig { dir: dir.into() };
+            let Ok(card) = card.parse() else {
+                eprintln!("lease-holder: bad card {card:?}");
+                return ExitCode::from(2);
+            };
+            match DeviceLease::try_acquire(&cfg, card, run_id) {
+                Ok(l) => (Some(l), format!("acquired {}", std::process::id())),
+                Err(LeaseError::Held { holder, .. }) => {
+                    (None, format!("held pid={:?} run={:?}", holder.pid, holder.run_id))
+                }
+                Err(e) => {
+                    eprintln!("lease-holder: {e}");
+                    return ExitCode::from(1);
+                }
+            }
+        }
+        ["inherit", dir] => match DeviceLease::inherited(&LeaseConfig { dir: dir.into() }) {
+            Ok(l) => {
+                let line = format!("inherited {}", l.card());
+                (Some(l), line)
+            }
+            Err(e) => (None, format!("refused {e}")),
+        },
+        _ => {
+            eprintln!("usage: lease-holder try DIR CARD RUN_ID | inherit DIR");
+            return ExitCode::from(2);
+        }
+    };
+    println!("{line}");
+    let mut sink = Vec::new();
+    let _ = std::io::stdin().read_to_end(&mut sink);
+    drop(lease);
+    ExitCode::SUCCESS
+}
