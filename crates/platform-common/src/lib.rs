@@ -6,6 +6,7 @@
 //! - [`lease`]: exclusive, crash-safe per-card leases (`flock`).
 //! - [`timeouts`]: scheduler < op-execute < stream-sync, with their overrides.
 //! - [`kernel`]: the kernel-blob ABI, loader and builder.
+//! - [`reference`]: host references, inputs and argument lists of the built-in kernels.
 //! - [`health`] and [`runner_base`]: the device runner's state machine and shared half.
 //!
 //! Design choices: errors are `Copy` values over raw codes, named only when shown; the simulator
@@ -16,6 +17,7 @@ pub mod driver;
 pub mod error;
 pub mod kernel;
 pub mod lease;
+pub mod reference;
 pub mod timeouts;
 
 #[cfg(feature = "sim")]

@@ -49,6 +49,12 @@ typedef struct cg_kernel_ctx {
     void *token;            /* pass back to api->wait */
 } cg_kernel_ctx;
 
+/* The two entry points every blob defines (declared here so that a C++ definition gets C linkage).
+ * cg_kernel_main returns CG_KERNEL_OK, CG_KERNEL_BAD_ARGS (wrong argument count, null buffer, a
+ * size that does not fit, block_idx >= block_dim) or CG_KERNEL_REAPED. */
+const cg_kernel_meta *cg_kernel_metadata(void);
+int32_t cg_kernel_main(const cg_kernel_ctx *ctx);
+
 #ifdef __cplusplus
 }
 #endif

@@ -98,6 +98,16 @@ pub enum KernelError {
         /// What is wrong.
         reason: String,
     },
+    /// The blob was built for another arch than the one asked for.
+    #[error("kernel blob {} is built for {found}, not {expected}", path.display())]
+    WrongArch {
+        /// The blob.
+        path: PathBuf,
+        /// The arch asked for.
+        expected: Arch,
+        /// The arch in the blob's metadata.
+        found: Arch,
+    },
     /// No blob of that name for that arch.
     #[error("no kernel blob {name:?} for {arch} in {}", dir.display())]
     NotFound {

@@ -1,0 +1,74 @@
+//! Finding and loading the blobs of one arch by kernel name.
+//!
+//! Blobs live at `<dir>/<name>.so` where `<dir>` is an arch's blob directory: by default the one
+//! this crate's `build.rs` filled (`$OUT_DIR/kernels/<arch>`), or `$ONBOARD_KERNEL_DIR/<arch>`
+//! (e.g. `cargo xtask build-kernels --out DIR`). Every load checks that the blob's metadata names
+//! the kernel and the arch asked for. This module never builds blobs ([`super::build`] does).
+
+use std::path::{Path, PathBuf};
+
+use crate::arch::Arch;
+
+use super::build::BLOB_EXTENSION;
+use super::loader::{KernelBlob, KernelError};
+
+/// The environment variable whose value replaces the built blob root (blobs in `<it>/<arch>/`).
+pub const KERNEL_DIR_ENV: &str = "ONBOARD_KERNEL_DIR";
+
+/// The blobs this crate's `build.rs` built for `arch` (ignores the environment).
+pub fn built_blob_dir(arch: Arch) -> PathBuf {
+    Path::new(env!("CARDGUARD_BUILT_KERNEL_DIR")).join(arch.name())
+}
+
+/// Where `arch`'s blobs are: `$ONBOARD_KERNEL_DIR/<arch>` when that is set and not empty, else
+/// [`built_blob_dir`].
+pub fn blob_dir(arch: Arch) -> PathBuf {
+    match std::env::var_os(KERNEL_DIR_ENV) {
+        Some(root) if !root.is_empty() => PathBuf::from(root).join(arch.name()),
+        _ => built_blob_dir(arch),
+    }
+}
+
+/// The path of kernel `name`'s blob in `dir`.
+pub fn blob_path(dir: &Path, name: &str) -> PathBuf {
+    dir.join(format!("{name}.{BLOB_EXTENSION}"))
+}
+
+/// Loads kernel `name` from the blob directory `dir` of `arch`, checking that the blob says it is
+/// that kernel, built for that arch.
+///
+/// Errors: [`KernelError::NotFound`] when there is no such file; [`KernelError::Open`] when it is
+/// not a loadable shared object; [`KernelError::Symbol`] / [`KernelError::Meta`] when it is not a
+/// blob of this ABI or names another kernel; [`KernelError::WrongArch`] when built for another arch.
+pub fn load_named(dir: &Path, arch: Arch, name: &str) -> Result<KernelBlob, KernelError> {
+    let path = blob_path(dir, name);
+    if !path.is_file() {
+        return Err(KernelError::NotFound {
+            name: name.to_owned(),
+            arch,
+            dir: dir.to_owned(),
+        });
+    }
+    let blob = KernelBlob::load(&path)?;
+    let meta = blob.meta();
+    if meta.name != name {
+        return Err(KernelError::Meta {
+            path,
+            reason: format!("names kernel {:?}, expected {name:?}", meta.name),
+        });
+    }
+    if meta.arch != arch {
+        return Err(KernelError::WrongArch {
+            path,
+            expected: arch,
+            found: meta.arch,
+        });
+    }
+    tracing::debug!(kernel = name, %arch, path = %blob.path().display(), "loaded kernel blob");
+    Ok(blob)
+}
+
+/// Loads kernel `name` for `arch` from [`blob_dir`].
+pub fn load_builtin(arch: Arch, name: &str) -> Result<KernelBlob, KernelError> {
+    load_named(&blob_dir(arch), arch, name)
+}

@@ -1,0 +1,30 @@
+//! Host references for the built-in kernels: what each kernel's arguments are, deterministic
+//! inputs from a seed, the expected outputs computed in Rust, and the tolerance check.
+//!
+//! - [`spec`]: the argument list of every kernel ([`KERNELS`]), in the order `cg_kernel_main`
+//!   reads them; the same order is written at the top of each `kernels/<name>.cpp`.
+//! - [`case`]: [`KernelCase`], a ready-to-launch description (host inputs, output sizes, scalars,
+//!   expected outputs, tolerances) and its output check.
+//! - [`cases`]: parametric constructors, one per kernel (`vector_add_case`, `matmul_case`, ...).
+//! - [`compute`]: the reference computations themselves.
+//! - [`data`]: the seeded generator and byte packing (native-endian, as kernels read host memory).
+//! - [`compare`]: [`allclose`] and [`Mismatch`].
+//!
+//! This module never runs a kernel: the simulator, the runner and the golden tests do, and compare
+//! what came back with [`KernelCase::check`].
+
+pub mod case;
+pub mod cases;
+pub mod compare;
+pub mod compute;
+pub mod data;
+pub mod spec;
+
+pub use case::{CaseMismatch, HostArg, KernelCase};
+pub use cases::{
+    hang_case, matmul_case, noop_case, paged_attention_case, rms_norm_case, softmax_case, standard_cases,
+    vector_add_case, BadPagedAttention, PagedAttentionParams,
+};
+pub use compare::{allclose, Mismatch};
+pub use data::{bytes_to_f32s, f32s_to_bytes, i32s_to_bytes, BadByteLength, SplitMix64};
+pub use spec::{spec, ArgKind, ArgSpec, KernelSpec, COMPUTE_KERNELS, KERNELS};
