@@ -1,17 +1,371 @@
-//! (Being built.)
+//! `cargo xtask sim-probe --arch a5|a2a3`: the seed's within-process probe on a simulated card.
+//!
+//! For each of four variants it runs, 10 times, `hang` then `noop` on raw driver calls (a tiny
+//! init: set device, op-execute timeout, AICore and AICPU streams, a2a3 `halMemCtl`, kernel
+//! registration; a run: a5 `halResMap` per core, an argument buffer, AICore then AICPU launch,
+//! AICPU sync then AICore sync) and prints one line per variant: raw driver (cascades), soft reset
+//! then re-init (failed re-inits), force reset then re-init (cascades), fresh process (cascades),
+//! each naming the calls and codes that failed. The fresh process is a real child: this binary
+//! re-executed with a hidden `--fresh-child` flag. State lives in a temp sim root and lock dir.
+//! This command never uses the runner; it shows what the bare driver does.
 
-use std::process::ExitCode;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::Duration;
+
+use platform_common::driver::{AicpuTask, KernelHandle, LaunchOrigin, Stream};
+use platform_common::kernel::load_builtin;
+use platform_common::lease::{DeviceLease, LeaseConfig};
+use platform_common::sim::{start_run, FaultPlan, SimConfig, SimDriver};
+use platform_common::timeouts::{TimeoutProfile, Timeouts};
+use platform_common::{Arch, DeviceId, Driver, DriverError};
+
+/// The card the probe uses.
+const CARD: DeviceId = 0;
+/// Cores the a5 run maps registers for.
+const MAPPED_CORES: u32 = 4;
 
 /// Arguments.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Anything, until this command exists.
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    rest: Vec<String>,
+    /// The arch to simulate: a5 or a2a3.
+    #[arg(long)]
+    arch: Arch,
+    /// Runs of each variant.
+    #[arg(long, default_value_t = 10)]
+    iterations: u32,
+    /// Op-execute timeout in ms (the scheduler timeout is half of it, the stream sync 4 times it).
+    #[arg(long, default_value_t = 100)]
+    op_timeout_ms: u64,
+    /// Internal: run as the fresh child process of the last variant.
+    #[arg(long, hide = true)]
+    fresh_child: bool,
+    /// Internal: the sim root of the parent's run (with --fresh-child).
+    #[arg(long, hide = true)]
+    root: Option<PathBuf>,
 }
 
 /// Runs the command.
 pub fn run(args: Args) -> ExitCode {
-    eprintln!("not built yet: {:?}", args.rest);
-    ExitCode::from(2)
+    match probe(&args) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: sim-probe: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn timeouts(op_ms: u64) -> anyhow::Result<Timeouts> {
+    if op_ms < 2 {
+        anyhow::bail!("--op-timeout-ms {op_ms}: must be at least 2 (the scheduler timeout is half of it)");
+    }
+    let t = Timeouts {
+        scheduler: Duration::from_millis(op_ms / 2),
+        op_execute: Duration::from_millis(op_ms),
+        stream_sync: Duration::from_millis(op_ms.saturating_mul(4)),
+    };
+    t.validate(TimeoutProfile::Sim)
+        .map_err(|e| anyhow::anyhow!("--op-timeout-ms {op_ms}: {e}"))?;
+    Ok(t)
+}
+
+fn probe(args: &Args) -> anyhow::Result<ExitCode> {
+    let t = timeouts(args.op_timeout_ms)?;
+    if args.fresh_child {
+        let root = args
+            .root
+            .clone()
+            .ok_or_else(|| anyhow::anyhow!("--fresh-child needs --root"))?;
+        return Ok(fresh_child(SimConfig::new(args.arch, root).with_timeouts(t)));
+    }
+    if args.iterations == 0 {
+        anyhow::bail!("--iterations must be at least 1");
+    }
+    let dir = tempfile::Builder::new()
+        .prefix("cardguard-sim-probe-")
+        .tempdir()?;
+    let cfg = SimConfig::new(args.arch, dir.path().join("sim")).with_timeouts(t);
+    let locks = LeaseConfig {
+        dir: dir.path().join("locks"),
+    };
+    start_run(&cfg, &[CARD], &FaultPlan::default())?;
+    let p = Prober::new(&cfg)?;
+    let n = args.iterations;
+    println!(
+        "sim-probe {}: simulated card {CARD}, {n} runs per variant; \
+         timeouts: scheduler {:?}, op-execute {:?}, stream-sync {:?}",
+        args.arch, t.scheduler, t.op_execute, t.stream_sync
+    );
+
+    let rows = [
+        ("raw driver, cascades", n, p.variant(n, |p| p.raw())),
+        (
+            "soft reset then re-init, failed re-inits",
+            n,
+            p.variant(n, |p| p.soft_reset()),
+        ),
+        (
+            "force reset then re-init, cascades",
+            0,
+            p.variant(n, |p| p.force_reset(&locks)),
+        ),
+        (
+            "fresh process, cascades",
+            0,
+            p.variant(n, |p| p.fresh_process(dir.path())),
+        ),
+    ];
+    let mut as_expected = true;
+    for (label, expected, tally) in &rows {
+        let tally = tally.as_ref().map_err(|e| anyhow::anyhow!("{label}: {e:#}"))?;
+        println!("{label}: {}/{n} ({})", tally.count, tally.describe());
+        as_expected &= tally.count == *expected;
+    }
+    if as_expected {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        eprintln!(
+            "sim-probe: the counts differ from the seed's \
+             (raw {n}/{n}, soft {n}/{n}, force 0/{n}, fresh 0/{n})"
+        );
+        Ok(ExitCode::FAILURE)
+    }
+}
+
+/// What one run of a variant saw.
+#[derive(Debug, Default)]
+struct Outcome {
+    /// The hang's failure (expected in every variant).
+    hang: Option<String>,
+    /// The counted failure: the cascade or the failed re-init.
+    failed: Option<String>,
+    /// Failures logged on the way that did not stop anything.
+    logged: Vec<String>,
+}
+
+/// The tally of one variant.
+#[derive(Debug, Default)]
+struct Tally {
+    count: u32,
+    hang: BTreeSet<String>,
+    failed: BTreeSet<String>,
+    logged: BTreeSet<String>,
+}
+
+impl Tally {
+    fn describe(&self) -> String {
+        let join = |s: &BTreeSet<String>| s.iter().cloned().collect::<Vec<_>>().join(" / ");
+        let mut parts = vec![format!("hang: {}", join(&self.hang))];
+        if self.failed.is_empty() {
+            parts.push("then: no call failed".to_owned());
+        } else {
+            parts.push(format!("then: {}", join(&self.failed)));
+        }
+        if !self.logged.is_empty() {
+            parts.push(format!("logged: {}", join(&self.logged)));
+        }
+        parts.join("; ")
+    }
+}
+
+fn show(e: &DriverError) -> String {
+    format!("{} {}", e.call, e.code)
+}
+
+/// One init of the seed's worker: the streams and the two kernels.
+struct Session {
+    aicore: Stream,
+    aicpu: Stream,
+    hang: KernelHandle,
+    noop: KernelHandle,
+}
+
+struct Prober<'a> {
+    cfg: &'a SimConfig,
+    hang: platform_common::kernel::KernelBlob,
+    noop: platform_common::kernel::KernelBlob,
+}
+
+impl<'a> Prober<'a> {
+    fn new(cfg: &'a SimConfig) -> anyhow::Result<Self> {
+        Ok(Self {
+            cfg,
+            hang: load_builtin(cfg.arch, "hang")?,
+            noop: load_builtin(cfg.arch, "noop")?,
+        })
+    }
+
+    fn variant(&self, n: u32, one: impl Fn(&Self) -> anyhow::Result<Outcome>) -> anyhow::Result<Tally> {
+        let mut tally = Tally::default();
+        for _ in 0..n {
+            let o = one(self)?;
+            tally
+                .hang
+                .insert(o.hang.unwrap_or_else(|| "did not fail".to_owned()));
+            if let Some(f) = o.failed {
+                tally.count += 1;
+                tally.failed.insert(f);
+            }
+            tally.logged.extend(o.logged);
+        }
+        Ok(tally)
+    }
+
+    /// The seed's init. A failing op-execute timeout is logged, not fatal, as on hardware.
+    fn init(&self, drv: &SimDriver, logged: &mut Vec<String>) -> Result<Session, DriverError> {
+        drv.set_device(CARD)?;
+        let us = u64::try_from(self.cfg.timeouts.op_execute.as_micros()).unwrap_or(u64::MAX);
+        if let Err(e) = drv.set_op_execute_timeout(us) {
+            logged.push(show(&e));
+        }
+        let aicore = drv.create_stream()?;
+        let aicpu = drv.create_stream()?;
+        if self.cfg.arch == Arch::A2a3 {
+            drv.hal_mem_ctl(CARD)?;
+        }
+        Ok(Session {
+            aicore,
+            aicpu,
+            hang: drv.register_kernel(&self.hang)?,
+            noop: drv.register_kernel(&self.noop)?,
+        })
+    }
+
+    /// The seed's run of one kernel.
+    fn run(&self, drv: &SimDriver, s: &Session, kernel: KernelHandle) -> Result<(), DriverError> {
+        if self.cfg.arch == Arch::A5 {
+            for core in 0..MAPPED_CORES {
+                drv.hal_res_map(CARD, core)?;
+            }
+        }
+        let args = drv.malloc(64)?;
+        drv.launch_aicore(s.aicore, kernel, 1, &[], LaunchOrigin::Case)?;
+        drv.launch_aicpu(s.aicpu, AicpuTask { aicore: s.aicore })?;
+        let sync_ms = self.cfg.timeouts.stream_sync_ms();
+        drv.synchronize_stream_with_timeout(s.aicpu, sync_ms)?;
+        drv.synchronize_stream_with_timeout(s.aicore, sync_ms)?;
+        drv.free(args)
+    }
+
+    /// A fresh driver, init, and the hang (which must fail).
+    fn hang_first(&self, o: &mut Outcome) -> anyhow::Result<(SimDriver, Session)> {
+        let drv = SimDriver::new(self.cfg.clone());
+        let s = self
+            .init(&drv, &mut o.logged)
+            .map_err(|e| anyhow::anyhow!("the first init failed: {e}"))?;
+        match self.run(&drv, &s, s.hang) {
+            Ok(()) => anyhow::bail!("the hang kernel was not reaped"),
+            Err(e) => o.hang = Some(show(&e)),
+        }
+        Ok((drv, s))
+    }
+
+    fn raw(&self) -> anyhow::Result<Outcome> {
+        let mut o = Outcome::default();
+        let (drv, s) = self.hang_first(&mut o)?;
+        o.failed = self.run(&drv, &s, s.noop).err().map(|e| show(&e));
+        Ok(o)
+    }
+
+    fn soft_reset(&self) -> anyhow::Result<Outcome> {
+        let mut o = Outcome::default();
+        let (drv, _) = self.hang_first(&mut o)?;
+        if let Err(e) = drv.reset_device(CARD) {
+            o.logged.push(show(&e));
+        }
+        o.failed = self.init(&drv, &mut o.logged).err().map(|e| show(&e));
+        Ok(o)
+    }
+
+    fn force_reset(&self, locks: &LeaseConfig) -> anyhow::Result<Outcome> {
+        let mut o = Outcome::default();
+        let (drv, _) = self.hang_first(&mut o)?;
+        let lease = DeviceLease::acquire(locks, CARD, "sim-probe")?;
+        o.failed = drv
+            .reset_device_force(&lease)
+            .and_then(|()| {
+                let s = self.init(&drv, &mut o.logged)?;
+                self.run(&drv, &s, s.noop)
+            })
+            .err()
+            .map(|e| show(&e));
+        Ok(o)
+    }
+
+    fn fresh_process(&self, dir: &Path) -> anyhow::Result<Outcome> {
+        let mut o = Outcome::default();
+        let (drv, _) = self.hang_first(&mut o)?;
+        // The poisoned process is gone before the fresh one opens the card.
+        drop(drv);
+        let exe = std::env::current_exe()?;
+        let out = Command::new(exe)
+            .args(["sim-probe", "--fresh-child", "--arch", self.cfg.arch.name()])
+            .arg("--op-timeout-ms")
+            .arg(self.cfg.timeouts.op_execute.as_millis().to_string())
+            .arg("--root")
+            .arg(&self.cfg.root)
+            .current_dir(dir)
+            .output()?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let line: serde_json::Value = serde_json::from_str(text.trim()).map_err(|e| {
+            anyhow::anyhow!(
+                "the fresh process printed {text:?} ({e}); stderr: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            )
+        })?;
+        if line["ok"] != true {
+            o.failed = Some(line["error"].as_str().unwrap_or("unknown failure").to_owned());
+        }
+        Ok(o)
+    }
+}
+
+/// The fresh process: init and noop on a new driver; prints one JSON line.
+fn fresh_child(cfg: SimConfig) -> ExitCode {
+    let result = Prober::new(&cfg).map(|p| {
+        let drv = SimDriver::new(cfg.clone());
+        let mut logged = Vec::new();
+        p.init(&drv, &mut logged).and_then(|s| p.run(&drv, &s, s.noop))
+    });
+    let line = match result {
+        Ok(Ok(())) => serde_json::json!({ "ok": true }),
+        Ok(Err(e)) => serde_json::json!({ "ok": false, "error": show(&e) }),
+        Err(e) => serde_json::json!({ "ok": false, "error": format!("cannot load kernels: {e}") }),
+    };
+    println!("{line}");
+    ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use platform_common::driver::DriverCall;
+
+    #[test]
+    fn timeouts_follow_the_op_timeout_and_bad_ones_are_named() {
+        let t = timeouts(100).unwrap();
+        assert_eq!(
+            (t.scheduler, t.op_execute, t.stream_sync),
+            (
+                Duration::from_millis(50),
+                Duration::from_millis(100),
+                Duration::from_millis(400)
+            )
+        );
+        for bad in [0, 1] {
+            let e = timeouts(bad).unwrap_err();
+            assert!(e.to_string().contains(&format!("--op-timeout-ms {bad}")), "{e}");
+        }
+    }
+
+    #[test]
+    fn shown_errors_name_call_and_code() {
+        let e = DriverError::new(
+            DriverCall::HalResMap,
+            platform_common::error::codes::HAL_RES_MAP_REFUSED,
+        );
+        assert_eq!(show(&e), "halResMap rc=62 (HAL_RES_MAP_REFUSED)");
+    }
 }

@@ -9,8 +9,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::driver::DriverCall;
 
-/// Which numbering a raw code belongs to: the ACL/runtime space (`aclError`, `rtError_t`) or the
-/// HAL driver space (`drvError_t`, e.g. `halResMap` rc 62).
+/// Which numbering a raw code belongs to: the ACL/runtime space (`aclError`, `rtError_t`), the
+/// HAL driver space (`drvError_t`, e.g. `halResMap` rc 62), or cardguard's own loader space (a
+/// CANN symbol that could not be resolved at call time, [`codes::LOADER_SYMBOL_MISSING`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CodeSpace {
@@ -18,6 +19,8 @@ pub enum CodeSpace {
     Acl,
     /// HAL (`drvError_t`) return codes.
     Hal,
+    /// cardguard's `acl` loader: the call never reached the library (its symbol is absent).
+    Loader,
 }
 
 /// A raw code as a driver call returned it. `Copy`; names and hints are looked up only when shown.
@@ -46,6 +49,14 @@ impl Code {
         }
     }
 
+    /// A loader code of the `acl` driver.
+    pub const fn loader(raw: i32) -> Self {
+        Self {
+            space: CodeSpace::Loader,
+            raw,
+        }
+    }
+
     /// The table entry for this code, when cardguard knows it.
     pub fn info(self) -> Option<&'static CodeInfo> {
         CODE_TABLE.iter().find(|c| c.code == self)
@@ -62,6 +73,7 @@ impl fmt::Display for Code {
         match self.space {
             CodeSpace::Acl => write!(f, "{} ({})", self.raw, self.name()),
             CodeSpace::Hal => write!(f, "rc={} ({})", self.raw, self.name()),
+            CodeSpace::Loader => write!(f, "loader error {} ({})", self.raw, self.name()),
         }
     }
 }
@@ -76,6 +88,8 @@ pub mod codes {
     pub const REPEAT_INITIALIZE: Code = Code::acl(100002);
     /// `ACL_ERROR_RT_INVALID_DEVICEID`.
     pub const INVALID_DEVICEID: Code = Code::acl(107001);
+    /// `ACL_ERROR_RT_CONTEXT_NULL`: a call that needs a current device before any `set_device`.
+    pub const RT_CONTEXT_NULL: Code = Code::acl(107002);
     /// `ACL_ERROR_RT_MEMORY_ALLOCATION`: the seed's trigger at `rtKernelLaunchWithHandleV2`.
     pub const RT_MEMORY_ALLOCATION: Code = Code::acl(207001);
     /// `ACL_ERROR_RT_INTERNAL_ERROR`: a5 op-timeout at the AICPU stream sync; soft re-init's
@@ -83,6 +97,8 @@ pub mod codes {
     pub const RT_INTERNAL_ERROR: Code = Code::acl(507000);
     /// `ACL_ERROR_RT_CONTEXT_RELEASE_ERROR`.
     pub const RT_CONTEXT_RELEASE_ERROR: Code = Code::acl(507007);
+    /// `ACL_ERROR_RT_DEV_SETUP_ERROR`: a card that cannot be opened at all (sim plan `dead`).
+    pub const RT_DEV_SETUP_ERROR: Code = Code::acl(507033);
     /// `ACL_ERROR_RT_AICORE_TIMEOUT`.
     pub const RT_AICORE_TIMEOUT: Code = Code::acl(507014);
     /// `ACL_ERROR_RT_AICORE_EXCEPTION`: a2a3 bounded device drain on a poisoned context.
@@ -99,6 +115,10 @@ pub mod codes {
     pub const RT_SOCKET_CLOSE: Code = Code::acl(507901);
     /// HAL rc 62: `halResMap` refused on a sticky context (a5 register mapping).
     pub const HAL_RES_MAP_REFUSED: Code = Code::hal(62);
+    /// The `acl` driver's library lacks the call's symbol (the call's name is the symbol).
+    pub const LOADER_SYMBOL_MISSING: Code = Code::loader(1);
+    /// The `acl` driver could not read a kernel blob's file to register it.
+    pub const LOADER_BLOB_UNREADABLE: Code = Code::loader(2);
 }
 
 /// One row of the code table.
@@ -135,6 +155,12 @@ pub static CODE_TABLE: &[CodeInfo] = &[
         hint: "check --devices against the cards this host has",
     },
     CodeInfo {
+        code: codes::RT_CONTEXT_NULL,
+        name: "ACL_ERROR_RT_CONTEXT_NULL",
+        meaning: "no current context: the call came before aclrtSetDevice",
+        hint: "a caller bug: set the device first",
+    },
+    CodeInfo {
         code: codes::RT_MEMORY_ALLOCATION,
         name: "ACL_ERROR_RT_MEMORY_ALLOCATION",
         meaning: "kernel launch failed (rtKernelLaunchWithHandleV2); the context is now sticky-errored",
@@ -152,6 +178,12 @@ pub static CODE_TABLE: &[CodeInfo] = &[
         name: "ACL_ERROR_RT_CONTEXT_RELEASE_ERROR",
         meaning: "the context could not be released cleanly",
         hint: "a teardown on a faulted card; force-reset the card",
+    },
+    CodeInfo {
+        code: codes::RT_DEV_SETUP_ERROR,
+        name: "ACL_ERROR_RT_DEV_SETUP_ERROR",
+        meaning: "the device could not be set up (opened)",
+        hint: "the card is broken or absent: quarantine it and use another card",
     },
     CodeInfo {
         code: codes::RT_AICORE_TIMEOUT,
@@ -201,6 +233,18 @@ pub static CODE_TABLE: &[CodeInfo] = &[
         meaning:
             "halResMap refused the register mapping (rc 62); on a5 the first call to meet a sticky context",
         hint: "an earlier fault poisoned this process's context: force-reset the card or use a fresh process",
+    },
+    CodeInfo {
+        code: codes::LOADER_SYMBOL_MISSING,
+        name: "CG_LOADER_SYMBOL_MISSING",
+        meaning: "the loaded CANN libraries do not export the call's symbol; the call never ran",
+        hint: "point ONBOARD_ACL_LIB or ASCEND_HOME_PATH at a CANN install that has it",
+    },
+    CodeInfo {
+        code: codes::LOADER_BLOB_UNREADABLE,
+        name: "CG_LOADER_BLOB_UNREADABLE",
+        meaning: "the kernel blob's file could not be read for registration; the call never ran",
+        hint: "rebuild the kernels (cargo xtask build-kernels) and check the blob directory",
     },
 ];
 
@@ -261,6 +305,8 @@ pub fn classify_code(code: Code) -> FailureClass {
         // 1xxxxx other than the above: ACL-level misuse (uninitialised, repeat init...).
         CodeSpace::Acl if (100000..200000).contains(&code.raw) => FailureClass::Usage,
         CodeSpace::Acl | CodeSpace::Hal => FailureClass::DeviceRuntime,
+        // The harness could not reach the driver: no device was involved.
+        CodeSpace::Loader => FailureClass::Infrastructure,
     }
 }
 
@@ -299,6 +345,10 @@ mod tests {
         );
         assert_eq!(classify_code(codes::INVALID_PARAM), FailureClass::Usage);
         assert_eq!(classify_code(Code::acl(999_999)), FailureClass::DeviceRuntime);
+        assert_eq!(
+            classify_code(codes::LOADER_SYMBOL_MISSING),
+            FailureClass::Infrastructure
+        );
     }
 
     #[test]
@@ -310,5 +360,10 @@ mod tests {
         );
         let e = DriverError::new(DriverCall::HalResMap, codes::HAL_RES_MAP_REFUSED);
         assert_eq!(e.to_string(), "halResMap failed: rc=62 (HAL_RES_MAP_REFUSED)");
+        let e = DriverError::new(DriverCall::ResetDeviceForce, codes::LOADER_SYMBOL_MISSING);
+        assert_eq!(
+            e.to_string(),
+            "aclrtResetDeviceForce failed: loader error 1 (CG_LOADER_SYMBOL_MISSING)"
+        );
     }
 }

@@ -3,6 +3,7 @@
 //! - [`driver`]: the `Driver` trait, the narrow slice of the CANN runtime the runners call.
 //! - [`error`]: typed errors, the table of codes, classification by type and code.
 //! - [`sim`]: the simulated card (feature `sim`), a real `Driver` that behaves as measured cards did.
+//! - `acl` (feature `onboard`): the CANN `Driver`, its libraries loaded at run time.
 //! - [`lease`]: exclusive, crash-safe per-card leases (`flock`).
 //! - [`timeouts`]: scheduler < op-execute < stream-sync, with their overrides.
 //! - [`kernel`]: the kernel-blob ABI, loader and builder.
@@ -15,13 +16,18 @@
 pub mod arch;
 pub mod driver;
 pub mod error;
+pub mod health;
 pub mod kernel;
 pub mod lease;
 pub mod reference;
+pub mod runner_base;
 pub mod timeouts;
 
 #[cfg(feature = "sim")]
 pub mod sim;
+
+#[cfg(feature = "onboard")]
+pub mod acl;
 
 pub use arch::Arch;
 pub use driver::{DeviceId, Driver};

@@ -14,6 +14,9 @@ use rustix::io::fcntl_dupfd_cloexec;
 use super::lock::{DeviceLease, LeaseConfig, LeaseError, ENV_LEASE_FD};
 use crate::driver::DeviceId;
 
+/// Environment variable naming the extra leases a parent handed down: `CARD:FD,CARD:FD`.
+pub const ENV_EXTRA_LEASE_FDS: &str = "ONBOARD_EXTRA_LEASE_FDS";
+
 /// The descriptor number a child finds its lease at.
 pub const CHILD_LEASE_FD: RawFd = 3;
 
@@ -42,9 +45,55 @@ impl DeviceLease {
     /// The lease a parent handed down through [`ENV_LEASE_FD`], checked: the descriptor must be
     /// the lock file of the named card in `cfg`, and this process must hold its lock.
     pub fn inherited(cfg: &LeaseConfig) -> Result<Self, LeaseError> {
-        let value = std::env::var(ENV_LEASE_FD).unwrap_or_default();
-        let bad = |reason: &str| LeaseError::Inherited {
+        Self::adopt(cfg, ENV_LEASE_FD, std::env::var(ENV_LEASE_FD).unwrap_or_default())
+    }
+
+    /// Hands every lease of `leases` to the child `cmd` spawns: the first as [`Self::pass_to`]
+    /// does, the others at descriptors 4, 5, ... named in [`ENV_EXTRA_LEASE_FDS`]
+    /// (`CARD:FD,CARD:FD`), for a child that drives several cards (a multi-card case).
+    pub fn pass_all_to(leases: &[&DeviceLease], cmd: &mut Command) -> Result<(), LeaseError> {
+        let mut mappings = Vec::new();
+        let mut extra = Vec::new();
+        for (i, lease) in leases.iter().enumerate() {
+            let fd = fcntl_dupfd_cloexec(&lease.file, 3).map_err(|e| LeaseError::Io {
+                path: lease.path.clone(),
+                source: e.into(),
+            })?;
+            let child_fd = CHILD_LEASE_FD + i as RawFd;
+            if i > 0 {
+                extra.push(format!("{}:{child_fd}", lease.card));
+            }
+            mappings.push(FdMapping {
+                parent_fd: fd,
+                child_fd,
+            });
+        }
+        let first = leases.first().map_or(0, |l| l.card);
+        cmd.fd_mappings(mappings).map_err(|_| LeaseError::Inherited {
             var: ENV_LEASE_FD,
+            value: format!("{first}:{CHILD_LEASE_FD}"),
+            reason: "descriptors are already mapped for this child".to_owned(),
+        })?;
+        cmd.env(ENV_LEASE_FD, format!("{first}:{CHILD_LEASE_FD}"));
+        cmd.env(ENV_EXTRA_LEASE_FDS, extra.join(","));
+        Ok(())
+    }
+
+    /// The extra leases a parent handed down with [`Self::pass_all_to`] (none when
+    /// [`ENV_EXTRA_LEASE_FDS`] is unset or empty), each checked as [`Self::inherited`] checks its one.
+    pub fn inherited_extra(cfg: &LeaseConfig) -> Result<Vec<Self>, LeaseError> {
+        let value = std::env::var(ENV_EXTRA_LEASE_FDS).unwrap_or_default();
+        value
+            .split(',')
+            .filter(|e| !e.trim().is_empty())
+            .map(|entry| Self::adopt(cfg, ENV_EXTRA_LEASE_FDS, entry.trim().to_owned()))
+            .collect()
+    }
+
+    /// Adopts the inherited descriptor `value` (`CARD:FD`, from `var`), checked.
+    fn adopt(cfg: &LeaseConfig, var: &'static str, value: String) -> Result<Self, LeaseError> {
+        let bad = |reason: &str| LeaseError::Inherited {
+            var,
             value: value.clone(),
             reason: reason.to_owned(),
         };

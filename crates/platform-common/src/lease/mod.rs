@@ -10,5 +10,5 @@
 mod handoff;
 mod lock;
 
-pub use handoff::CHILD_LEASE_FD;
+pub use handoff::{CHILD_LEASE_FD, ENV_EXTRA_LEASE_FDS};
 pub use lock::{DeviceLease, HolderRecord, LeaseConfig, LeaseError, ENV_LEASE_FD, ENV_LOCK_DIR};

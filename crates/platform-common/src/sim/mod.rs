@@ -1,2 +1,40 @@
-//! The simulated card (feature `sim`): a real `Driver` that behaves as the measured cards did.
-//! See DESIGN section 4. (Being built.)
+//! The simulated card (feature `sim`): a real [`crate::driver::Driver`] that behaves as the
+//! measured a5 and a2a3 cards did (DESIGN section 4).
+//!
+//! What it owns: per-card state shared by every process (a JSON file per card under
+//! [`SimConfig::root`], changed only under `flock`: reset generation, installed faults, the run's
+//! counters), per-process contexts in a [`SimDriver`] value (streams with worker threads, memory
+//! that is real host memory, registered kernel blobs run on simulated AICore threads, the sticky
+//! error), the op-execute reaper, and the fault plan ([`FaultPlan`]) with its grammar.
+//!
+//! What it never does: it never decides what a fault means to a test run (the runner does), never
+//! takes a lease (force reset is handed one), and never changes the process environment.
+//!
+//! Files: `config.rs` (settings), `plan.rs`/`plan_parse.rs` (fault plans), `card_file.rs` (shared
+//! card state, [`start_run`]), `driver.rs` (the call rules), `launch.rs` (a launch's arguments,
+//! counting and fate), `reset.rs` (a force reset's verdict), `context.rs` (per-process context and
+//! sticky codes), `stream.rs` (queues, sync, error state), `aicore.rs` (blocks and the reaper),
+//! `memory.rs` (device memory), `host_faults.rs` (`crash`, `stall`), `stats.rs`.
+
+mod aicore;
+mod card_file;
+mod config;
+mod context;
+mod driver;
+mod error;
+mod host_faults;
+mod launch;
+mod memory;
+mod plan;
+mod plan_parse;
+mod reset;
+mod stats;
+mod stream;
+
+pub use card_file::{card_state, start_run, CardCounters, CardState};
+pub use config::{SimConfig, DEFAULT_CARDS, ENV_SIM_CARDS, ENV_SIM_ROOT};
+pub use context::sticky_code;
+pub use driver::SimDriver;
+pub use error::SimError;
+pub use plan::{CardSel, Fault, FaultPlan, FaultPlanError, FaultRule, PlanErrorKind, ENV_SIM_FAULTS};
+pub use stats::SimStats;

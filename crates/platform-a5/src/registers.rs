@@ -1,0 +1,32 @@
+//! a5 register mapping: one `halResMap` per AICore a run uses, at the start of every run.
+//!
+//! This is why an a5 run on a poisoned context surfaces `halResMap` rc=62 before anything else
+//! (the seed's STEP2). This file owns the mapping and the addresses it returned; it never decides
+//! what a mapping failure means (the runner sends it through the fail-fast chain).
+
+use platform_common::driver::{DeviceId, Driver};
+use platform_common::DriverError;
+
+/// The AICore register addresses mapped for the current run, core by core.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CoreRegisters {
+    addresses: Vec<u64>,
+}
+
+impl CoreRegisters {
+    /// Maps cores `0..block_dim` of `device`, replacing the previous run's addresses. Stops at the
+    /// first failing core.
+    pub fn map(&mut self, driver: &dyn Driver, device: DeviceId, block_dim: u32) -> Result<(), DriverError> {
+        self.addresses.clear();
+        for core in 0..block_dim {
+            let addr = driver.hal_res_map(device, core)?;
+            self.addresses.push(addr);
+        }
+        Ok(())
+    }
+
+    /// The mapped address of each core, in core order.
+    pub fn addresses(&self) -> &[u64] {
+        &self.addresses
+    }
+}

@@ -1,0 +1,446 @@
+//! [`AclDriver`]: the [`Driver`] trait over the CANN C API, one small `unsafe` block per call.
+//!
+//! This file owns the translation of each driver call into its C call: arguments in, raw code
+//! out (through `result`). It never retries, never logs a code as anything but a code, and never
+//! calls a symbol that did not resolve: an absent symbol is a [`DriverError`] in the loader code
+//! space ([`codes::LOADER_SYMBOL_MISSING`]), classified as infrastructure.
+//!
+//! Kernels cross the ABI as CANN's do: `rtRegisterAllKernel` receives the blob file's bytes, and
+//! `rtKernelLaunchWithHandleV2` the arguments as 8-byte values. Real AICore blobs need the CANN
+//! compiler (out of scope): on real cards registration of this project's blobs is expected to
+//! fail. The launch's origin and the roles of its arguments, which CANN does not need, go
+//! through the optional extension `cgSimSetLaunchInfo` where the library exports it
+//! (`libsim_acl.so` does, so its fault counters see only case launches).
+
+use std::ffi::{c_int, c_uint, c_ulong, c_void};
+use std::fmt;
+use std::path::PathBuf;
+use std::ptr;
+
+use super::bindings::*;
+use super::config::AclConfig;
+use super::error::{AclLoadError, ExtensionError};
+use super::library::Libraries;
+use super::result;
+use super::symbols::Symbols;
+use crate::driver::{
+    AicpuTask, DeviceId, DevicePtr, Driver, DriverCall, DriverInfo, DriverKind, DriverResult, KernelArg,
+    KernelHandle, LaunchOrigin, RegisterWindow, Stream,
+};
+use crate::error::{codes, Code, DriverError};
+use crate::kernel::KernelBlob;
+use crate::lease::DeviceLease;
+
+/// The op name of the AICPU scheduler task.
+const AICPU_SCHEDULER_OP: &std::ffi::CStr = c"cardguard_scheduler";
+
+/// The CANN runtime (or a library exporting its C ABI), loaded at run time.
+pub struct AclDriver {
+    libs: Libraries,
+    syms: Symbols,
+    files: Vec<PathBuf>,
+}
+
+impl fmt::Debug for AclDriver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AclDriver")
+            .field("libraries", &self.libs)
+            .field("symbols", &self.syms)
+            .finish()
+    }
+}
+
+/// Resolves `$sym` or returns the typed "symbol missing" error of `$call`.
+macro_rules! sym {
+    ($self:ident, $sym:ident, $call:expr) => {
+        match $self.syms.$sym(&$self.libs) {
+            Some(f) => f,
+            None => return Err(result::missing($call, stringify!($sym))),
+        }
+    };
+}
+
+impl AclDriver {
+    /// Opens the configured libraries and checks that they are a CANN runtime (`aclInit`
+    /// resolves) exporting every symbol the driver calls ([`super::REQUIRED_SYMBOLS`]), so a
+    /// broken install stops a run before any card is touched.
+    pub fn load(cfg: &AclConfig) -> Result<Self, AclLoadError> {
+        let driver = Self::open(cfg)?;
+        let missing = driver.syms.missing(&driver.libs);
+        if !missing.is_empty() {
+            return Err(AclLoadError::MissingSymbols {
+                libraries: driver.files.clone(),
+                symbols: missing,
+            });
+        }
+        Ok(driver)
+    }
+
+    /// [`AclDriver::load`] with [`AclConfig::from_env`]: what `--platform onboard` uses.
+    pub fn load_default() -> Result<Self, AclLoadError> {
+        Self::load(&AclConfig::from_env()?)
+    }
+
+    /// Opens the configured libraries and checks only `aclInit`; every other symbol is resolved
+    /// on first use, and an absent one fails that call with [`codes::LOADER_SYMBOL_MISSING`].
+    pub fn open(cfg: &AclConfig) -> Result<Self, AclLoadError> {
+        let files = cfg.resolve()?;
+        let libs = Libraries::open(&files)?;
+        let driver = Self {
+            files: libs.paths(),
+            libs,
+            syms: Symbols::default(),
+        };
+        if driver.syms.aclInit(&driver.libs).is_none() {
+            return Err(AclLoadError::NotCann {
+                libraries: driver.files,
+                symbol: "aclInit",
+            });
+        }
+        tracing::info!(libraries = ?driver.files, "acl driver loaded");
+        Ok(driver)
+    }
+
+    pub(crate) fn symbols(&self) -> &Symbols {
+        &self.syms
+    }
+
+    pub(crate) fn libs(&self) -> &Libraries {
+        &self.libs
+    }
+
+    /// The files loaded, in load order.
+    pub fn libraries(&self) -> &[PathBuf] {
+        &self.files
+    }
+
+    /// The symbols looked up so far (resolution is lazy), in table order.
+    pub fn resolved_symbols(&self) -> Vec<&'static str> {
+        self.syms.resolved()
+    }
+
+    /// Whether the library exports cardguard's simulator extensions (it is `libsim_acl.so`).
+    pub fn has_sim_extensions(&self) -> bool {
+        self.syms.cgSimStartRun(&self.libs).is_some()
+    }
+
+    /// Starts a simulated run on `cards` through the extension `cgSimStartRun`: installs the
+    /// fault plan `plan` (`None`: the library reads `ONBOARD_SIM_FAULTS` itself) and zeroes the
+    /// cards' counters, as the dispatcher does on the simulated platform. Returns `Ok(false)`
+    /// without doing anything where the library has no such extension (real CANN).
+    pub fn start_sim_run(&self, cards: &[DeviceId], plan: Option<&str>) -> Result<bool, ExtensionError> {
+        const SYMBOL: &str = "cgSimStartRun";
+        let Some(f) = self.syms.cgSimStartRun(&self.libs) else {
+            return Ok(false);
+        };
+        let invalid = ExtensionError {
+            symbol: SYMBOL,
+            code: codes::INVALID_PARAM,
+        };
+        let n = u32::try_from(cards.len()).map_err(|_| invalid)?;
+        let plan = plan
+            .map(|p| std::ffi::CString::new(p).map_err(|_| invalid))
+            .transpose()?;
+        let plan_ptr = plan.as_ref().map_or(ptr::null(), |p| p.as_ptr());
+        // SAFETY: `cards` holds `n` ids and `plan_ptr` is null or a NUL-terminated string, both
+        // alive for the call.
+        let rc = unsafe { f(cards.as_ptr(), n, plan_ptr) };
+        if rc == ACL_SUCCESS {
+            Ok(true)
+        } else {
+            Err(ExtensionError {
+                symbol: SYMBOL,
+                code: Code::acl(rc),
+            })
+        }
+    }
+}
+
+/// A card number as CANN's `int32_t` device id.
+fn device_i32(call: DriverCall, device: DeviceId) -> DriverResult<i32> {
+    i32::try_from(device).map_err(|_| DriverError::new(call, codes::INVALID_DEVICEID))
+}
+
+/// A timeout in milliseconds as CANN's `int32_t` (never -1, "forever").
+fn timeout_i32(ms: u32) -> i32 {
+    i32::try_from(ms).unwrap_or(i32::MAX)
+}
+
+fn as_ptr(raw: u64) -> *mut c_void {
+    raw as usize as *mut c_void
+}
+
+fn arg_role(arg: &KernelArg) -> (u8, u64) {
+    match *arg {
+        KernelArg::Input(p) => (CG_ARG_INPUT as u8, p.0),
+        KernelArg::Output(p) => (CG_ARG_OUTPUT as u8, p.0),
+        KernelArg::Scalar(v) => (CG_ARG_SCALAR as u8, v),
+    }
+}
+
+impl Driver for AclDriver {
+    fn info(&self) -> DriverInfo {
+        DriverInfo {
+            kind: DriverKind::Acl,
+            library: Some(self.files.iter().map(|p| p.display().to_string()).collect()),
+        }
+    }
+
+    fn init(&self) -> DriverResult<()> {
+        let call = DriverCall::Init;
+        let f = sym!(self, aclInit, call);
+        // SAFETY: a null config path is documented as "no configuration file".
+        result::acl(call, unsafe { f(ptr::null()) })
+    }
+
+    fn set_device(&self, device: DeviceId) -> DriverResult<()> {
+        let call = DriverCall::SetDevice;
+        let id = device_i32(call, device)?;
+        let f = sym!(self, aclrtSetDevice, call);
+        // SAFETY: takes a device id by value.
+        result::acl(call, unsafe { f(id) })
+    }
+
+    fn reset_device(&self, device: DeviceId) -> DriverResult<()> {
+        let call = DriverCall::ResetDevice;
+        let id = device_i32(call, device)?;
+        let f = sym!(self, aclrtResetDevice, call);
+        // SAFETY: takes a device id by value.
+        result::acl(call, unsafe { f(id) })
+    }
+
+    fn reset_device_force(&self, lease: &DeviceLease) -> DriverResult<()> {
+        let call = DriverCall::ResetDeviceForce;
+        let id = device_i32(call, lease.card())?;
+        let f = sym!(self, aclrtResetDeviceForce, call);
+        // SAFETY: takes a device id by value; the lease makes this process the card's only user.
+        result::acl(call, unsafe { f(id) })
+    }
+
+    fn set_op_execute_timeout(&self, timeout_us: u64) -> DriverResult<()> {
+        let call = DriverCall::SetOpExecuteTimeout;
+        let f = sym!(self, aclrtSetOpExecuteTimeOutV2, call);
+        let mut applied: u64 = 0;
+        // SAFETY: `applied` is a valid, writable u64 for the call.
+        let rc = unsafe { f(timeout_us, &mut applied) };
+        result::acl(call, rc)?;
+        tracing::debug!(
+            requested_us = timeout_us,
+            applied_us = applied,
+            "op-execute timeout set"
+        );
+        Ok(())
+    }
+
+    fn create_stream(&self) -> DriverResult<Stream> {
+        let call = DriverCall::CreateStream;
+        let f = sym!(self, aclrtCreateStream, call);
+        let mut stream: aclrtStream = ptr::null_mut();
+        // SAFETY: `stream` is a valid, writable out-pointer for the call.
+        result::acl(call, unsafe { f(&mut stream) })?;
+        Ok(Stream(stream as usize as u64))
+    }
+
+    fn destroy_stream(&self, stream: Stream) -> DriverResult<()> {
+        let call = DriverCall::DestroyStream;
+        let f = sym!(self, aclrtDestroyStream, call);
+        // SAFETY: the handle came from aclrtCreateStream; the runtime validates it.
+        result::acl(call, unsafe { f(as_ptr(stream.0)) })
+    }
+
+    fn synchronize_stream_with_timeout(&self, stream: Stream, timeout_ms: u32) -> DriverResult<()> {
+        let call = DriverCall::SynchronizeStreamWithTimeout;
+        let f = sym!(self, aclrtSynchronizeStreamWithTimeout, call);
+        // SAFETY: the handle came from aclrtCreateStream; the timeout is bounded (never -1).
+        result::acl(call, unsafe { f(as_ptr(stream.0), timeout_i32(timeout_ms)) })
+    }
+
+    fn synchronize_device_with_timeout(&self, timeout_ms: u32) -> DriverResult<()> {
+        let call = DriverCall::SynchronizeDeviceWithTimeout;
+        let f = sym!(self, aclrtSynchronizeDeviceWithTimeout, call);
+        // SAFETY: takes a bounded timeout by value.
+        result::acl(call, unsafe { f(timeout_i32(timeout_ms)) })
+    }
+
+    fn malloc(&self, size: usize) -> DriverResult<DevicePtr> {
+        let call = DriverCall::Malloc;
+        let f = sym!(self, aclrtMalloc, call);
+        let mut p: *mut c_void = ptr::null_mut();
+        // SAFETY: `p` is a valid, writable out-pointer for the call.
+        result::acl(call, unsafe { f(&mut p, size, ACL_MEM_MALLOC_HUGE_FIRST) })?;
+        Ok(DevicePtr(p as usize as u64))
+    }
+
+    fn free(&self, ptr: DevicePtr) -> DriverResult<()> {
+        let call = DriverCall::Free;
+        let f = sym!(self, aclrtFree, call);
+        // SAFETY: the address came from aclrtMalloc; the runtime validates it.
+        result::acl(call, unsafe { f(as_ptr(ptr.0)) })
+    }
+
+    fn memcpy_to_device(&self, dst: DevicePtr, src: &[u8]) -> DriverResult<()> {
+        let call = DriverCall::MemcpyToDevice;
+        let f = sym!(self, aclrtMemcpy, call);
+        // SAFETY: `src` is readable for `src.len()` bytes; the destination is a device address
+        // the runtime checks against its allocation (destMax is the caller's size).
+        let rc = unsafe {
+            f(
+                as_ptr(dst.0),
+                src.len(),
+                src.as_ptr().cast(),
+                src.len(),
+                ACL_MEMCPY_HOST_TO_DEVICE,
+            )
+        };
+        result::acl(call, rc)
+    }
+
+    fn memcpy_to_host(&self, dst: &mut [u8], src: DevicePtr) -> DriverResult<()> {
+        let call = DriverCall::MemcpyToHost;
+        let f = sym!(self, aclrtMemcpy, call);
+        // SAFETY: `dst` is writable for `dst.len()` bytes (destMax); the source is a device
+        // address the runtime checks against its allocation.
+        let rc = unsafe {
+            f(
+                dst.as_mut_ptr().cast(),
+                dst.len(),
+                as_ptr(src.0).cast_const(),
+                dst.len(),
+                ACL_MEMCPY_DEVICE_TO_HOST,
+            )
+        };
+        result::acl(call, rc)
+    }
+
+    fn register_kernel(&self, blob: &KernelBlob) -> DriverResult<KernelHandle> {
+        let call = DriverCall::RegisterKernel;
+        let f = sym!(self, rtRegisterAllKernel, call);
+        let bytes = std::fs::read(blob.path()).map_err(|e| {
+            tracing::error!(blob = %blob.path().display(), error = %e, "cannot read kernel blob");
+            DriverError::new(call, codes::LOADER_BLOB_UNREADABLE)
+        })?;
+        let bin = rtDevBinary_t {
+            magic: RT_DEV_BINARY_MAGIC_ELF,
+            version: 0,
+            data: bytes.as_ptr().cast(),
+            length: bytes.len() as u64,
+        };
+        let mut handle: *mut c_void = ptr::null_mut();
+        // SAFETY: `bin` describes `bytes`, alive for the call (the runtime copies what it
+        // keeps); `handle` is a valid, writable out-pointer.
+        result::rt(call, unsafe { f(&bin, &mut handle) })?;
+        Ok(KernelHandle(handle as usize as u64))
+    }
+
+    fn launch_aicore(
+        &self,
+        stream: Stream,
+        kernel: KernelHandle,
+        block_dim: u32,
+        args: &[KernelArg],
+        origin: LaunchOrigin,
+    ) -> DriverResult<()> {
+        let call = DriverCall::LaunchAicore;
+        let f = sym!(self, rtKernelLaunchWithHandleV2, call);
+        let (roles, mut values): (Vec<u8>, Vec<u64>) = args.iter().map(arg_role).unzip();
+        let n = u32::try_from(values.len()).map_err(|_| result::invalid(call))?;
+        let size = u32::try_from(values.len() * 8).map_err(|_| result::invalid(call))?;
+        if let Some(info) = self.syms.cgSimSetLaunchInfo(&self.libs) {
+            let origin = match origin {
+                LaunchOrigin::Case => CG_LAUNCH_ORIGIN_CASE,
+                LaunchOrigin::Internal => CG_LAUNCH_ORIGIN_INTERNAL,
+            };
+            // SAFETY: `roles` holds `n` bytes, alive for the call.
+            result::acl(call, unsafe { info(origin, roles.as_ptr(), n) })?;
+        }
+        let mut args_ex = rtArgsEx_t {
+            args: values.as_mut_ptr().cast(),
+            hostInputInfoPtr: ptr::null_mut(),
+            argsSize: size,
+        };
+        // SAFETY: `args_ex` points at `values` (`size` bytes), both alive for the call; the
+        // handle came from rtRegisterAllKernel and the stream from aclrtCreateStream; smDesc and
+        // cfgInfo may be null.
+        let rc = unsafe {
+            f(
+                as_ptr(kernel.0),
+                0,
+                block_dim,
+                &mut args_ex,
+                ptr::null_mut(),
+                as_ptr(stream.0),
+                ptr::null(),
+            )
+        };
+        result::rt(call, rc)
+    }
+
+    fn launch_aicpu(&self, stream: Stream, task: AicpuTask) -> DriverResult<()> {
+        let call = DriverCall::LaunchAicpu;
+        let f = sym!(self, rtAicpuKernelLaunchExWithArgs, call);
+        let mut values: [u64; 1] = [task.aicore.0];
+        let args = rtAicpuArgsEx_t {
+            args: values.as_mut_ptr().cast(),
+            hostInputInfoPtr: ptr::null_mut(),
+            kernelOffsetInfoPtr: ptr::null_mut(),
+            argsSize: 8,
+        };
+        // SAFETY: `args` points at `values` (8 bytes) and the op name is a static C string, all
+        // alive for the call; the stream came from aclrtCreateStream; smDesc may be null.
+        let rc = unsafe {
+            f(
+                KERNEL_TYPE_AICPU,
+                AICPU_SCHEDULER_OP.as_ptr(),
+                1,
+                &args,
+                ptr::null_mut(),
+                as_ptr(stream.0),
+                0,
+            )
+        };
+        result::rt(call, rc)
+    }
+
+    fn hal_res_map(&self, device: DeviceId, core: u32) -> DriverResult<u64> {
+        let call = DriverCall::HalResMap;
+        let f = sym!(self, halResMap, call);
+        let mut info = res_map_info {
+            target_proc_type: 0,
+            res_type: RES_ADDR_TYPE_AICORE,
+            res_id: core,
+            flag: 0,
+        };
+        let mut va: c_ulong = 0;
+        let mut len: c_uint = 0;
+        // SAFETY: `info`, `va` and `len` are valid for the call; the device id is a plain value.
+        result::hal(call, unsafe { f(device as c_uint, &mut info, &mut va, &mut len) })?;
+        #[allow(clippy::useless_conversion)] // `c_ulong` is 32 bits on some targets.
+        Ok(u64::from(va))
+    }
+
+    fn hal_mem_ctl(&self, device: DeviceId) -> DriverResult<RegisterWindow> {
+        let call = DriverCall::HalMemCtl;
+        let f = sym!(self, halMemCtl, call);
+        let mut input = cg_mem_ctl_reg_window_in { devId: device };
+        let mut out = cg_mem_ctl_reg_window_out {
+            base: 0,
+            core_mask: 0,
+        };
+        let mut out_size = std::mem::size_of::<cg_mem_ctl_reg_window_out>();
+        // SAFETY: `input` and `out` are valid for their stated sizes; `out_size` is writable.
+        let rc = unsafe {
+            f(
+                CG_MEM_CTL_REG_WINDOW as c_int,
+                (&mut input as *mut cg_mem_ctl_reg_window_in).cast(),
+                std::mem::size_of::<cg_mem_ctl_reg_window_in>(),
+                (&mut out as *mut cg_mem_ctl_reg_window_out).cast(),
+                &mut out_size,
+            )
+        };
+        result::hal(call, rc)?;
+        Ok(RegisterWindow {
+            base: out.base,
+            core_mask: out.core_mask,
+        })
+    }
+}

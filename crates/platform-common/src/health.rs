@@ -1,0 +1,593 @@
+//! The recovery state machine of one device runner, and the events its transitions emit.
+//!
+//! This module owns the runner's health: which state it is in, the first cause that took it out
+//! of `healthy`, and the [`HealthEvent`]s every transition emits (to the runner's
+//! [`HealthSubscriber`] and to `tracing`). It never calls the driver and never decides *when* to
+//! transition: the runner base does ([`crate::runner_base`]).
+//!
+//! ```text
+//!  healthy --fault(cause)--> faulted --mark_unusable(drain)--> unusable --begin_reset--> resetting
+//!                                                                                  |  attempt(..) (loops)
+//!                                              recovered <--recovered(proof)-------+
+//!                                              failed    <--reset_failed-----------+
+//! ```
+//!
+//! Illegal transitions are errors ([`IllegalTransition`]), never panics, and the one that matters
+//! most is unrepresentable: leaving `resetting` for `recovered` needs a [`ProbeConfirmed`], which
+//! only a confirmed post-reset probe in this crate can construct. So the unusable flag can only be
+//! cleared by a probe that proved the card works.
+//!
+//! The runner crate above records these events into its reports and adds the kinds it owns
+//! ([`HealthEventKind::FreshProcess`], [`HealthEventKind::Quarantined`]); this state machine never
+//! emits those two.
+
+use std::fmt;
+use std::sync::mpsc::Sender;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use crate::arch::Arch;
+use crate::driver::{DeviceId, DriverCall};
+use crate::error::{Code, DriverError};
+
+/// The health of one runner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HealthState {
+    /// Runs are admitted.
+    Healthy,
+    /// A launch or sync error was seen; the drain is in progress. Runs are refused.
+    Faulted,
+    /// Marked unusable: every run is refused until finalize force-resets the card.
+    Unusable,
+    /// Finalize is force-resetting and probing the card.
+    Resetting,
+    /// A probe confirmed the card after a force reset (terminal for this runner).
+    Recovered,
+    /// Every reset attempt failed to confirm; the card stays unusable in this process (terminal).
+    Failed,
+}
+
+impl HealthState {
+    /// Whether runs are refused in this state (the "unusable flag").
+    pub fn refuses_runs(self) -> bool {
+        !matches!(self, Self::Healthy | Self::Recovered)
+    }
+
+    /// The state's name as events and reports spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Healthy => "healthy",
+            Self::Faulted => "faulted",
+            Self::Unusable => "unusable",
+            Self::Resetting => "resetting",
+            Self::Recovered => "recovered",
+            Self::Failed => "failed",
+        }
+    }
+}
+
+impl fmt::Display for HealthState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What kind of thing happened to a card. Serialised as the event's `kind` field.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum HealthEventKind {
+    /// A launch, sync or other driver error poisoned the context (`call`/`code` say which).
+    Poisoned,
+    /// The runner was marked unusable, whatever the bounded drain said.
+    MarkedUnusable {
+        /// What the drain reported (never trusted).
+        drain: DrainReport,
+    },
+    /// One `aclrtResetDeviceForce` attempt.
+    ForceReset {
+        /// 1-based attempt number.
+        attempt: u32,
+        /// Raw rc of the force reset (0 = success).
+        rc: i32,
+        /// How long the whole attempt (drain, reset, probe) took.
+        duration_ms: u64,
+    },
+    /// The post-reset probe of one attempt.
+    Probe {
+        /// 1-based attempt number.
+        attempt: u32,
+        /// Whether the probe confirmed the card.
+        ok: bool,
+    },
+    /// A probe confirmed the card: the unusable flag is cleared.
+    Recovered {
+        /// Attempts it took.
+        attempts: u32,
+    },
+    /// No attempt confirmed: the card stays unusable in this process.
+    ResetFailed {
+        /// Attempts made.
+        attempts: u32,
+    },
+    /// A replacement lane process was started on the card (emitted by the runner crate only).
+    FreshProcess,
+    /// The card was taken out of the run (emitted by the runner crate only).
+    Quarantined,
+}
+
+/// One health event of one card.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HealthEvent {
+    /// The card.
+    pub device: DeviceId,
+    /// The runner's arch.
+    pub arch: Arch,
+    /// What happened (flattened: `"kind": "force_reset", "attempt": 1, ...`).
+    #[serde(flatten)]
+    pub kind: HealthEventKind,
+    /// The driver call involved, when one is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<DriverCall>,
+    /// The raw code involved, when one is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<Code>,
+    /// A one-line human explanation.
+    pub detail: String,
+    /// When, in milliseconds since the Unix epoch.
+    pub unix_ms: u64,
+}
+
+impl HealthEvent {
+    /// An event of `kind` on `device`, stamped now.
+    pub fn new(device: DeviceId, arch: Arch, kind: HealthEventKind, detail: impl Into<String>) -> Self {
+        Self {
+            device,
+            arch,
+            kind,
+            call: None,
+            code: None,
+            detail: detail.into(),
+            unix_ms: unix_ms_now(),
+        }
+    }
+
+    /// The same event naming the driver error involved.
+    pub fn with_error(mut self, error: DriverError) -> Self {
+        self.call = Some(error.call);
+        self.code = Some(error.code);
+        self
+    }
+
+    /// The `kind` tag as serialised (`poisoned`, `force_reset`, ...).
+    pub fn kind_name(&self) -> &'static str {
+        match self.kind {
+            HealthEventKind::Poisoned => "poisoned",
+            HealthEventKind::MarkedUnusable { .. } => "marked_unusable",
+            HealthEventKind::ForceReset { .. } => "force_reset",
+            HealthEventKind::Probe { .. } => "probe",
+            HealthEventKind::Recovered { .. } => "recovered",
+            HealthEventKind::ResetFailed { .. } => "reset_failed",
+            HealthEventKind::FreshProcess => "fresh_process",
+            HealthEventKind::Quarantined => "quarantined",
+        }
+    }
+}
+
+fn unix_ms_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// Where a runner's health events go (besides `tracing`). Cheap to clone.
+#[derive(Clone)]
+pub struct HealthSubscriber(Arc<dyn Fn(&HealthEvent) + Send + Sync>);
+
+impl HealthSubscriber {
+    /// Calls `f` with every event, on the runner's thread.
+    pub fn new(f: impl Fn(&HealthEvent) + Send + Sync + 'static) -> Self {
+        Self(Arc::new(f))
+    }
+
+    /// Sends a copy of every event down `tx`; a closed receiver is ignored (events still go to
+    /// `tracing`).
+    pub fn channel(tx: Sender<HealthEvent>) -> Self {
+        Self::new(move |e| {
+            let _ = tx.send(e.clone());
+        })
+    }
+
+    /// Delivers one event.
+    pub fn notify(&self, event: &HealthEvent) {
+        (self.0)(event);
+    }
+}
+
+impl fmt::Debug for HealthSubscriber {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("HealthSubscriber(..)")
+    }
+}
+
+/// A transition the state machine does not allow from its current state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("illegal health transition {action} from state {from}")]
+pub struct IllegalTransition {
+    /// The state the machine was in (and stays in).
+    pub from: HealthState,
+    /// The transition that was asked for.
+    pub action: &'static str,
+}
+
+/// Proof that a post-reset probe confirmed the card. Only the runner base's probe constructs it,
+/// so [`Health::recovered`] cannot be reached without one.
+#[derive(Debug)]
+pub struct ProbeConfirmed {
+    pub(crate) attempt: u32,
+}
+
+/// What the bounded device drain returned when a fault was handled. Logged, never trusted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DrainOutcome {
+    /// The drain reported success (possibly a false negative: the card may still be poisoned).
+    ReportedSuccess,
+    /// The drain failed, as it does on a poisoned context.
+    Failed(DriverError),
+}
+
+/// What the bounded drain reported when a runner was marked unusable, as events carry it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DrainReport {
+    /// Success: possibly a false negative (a2a3), so not trusted.
+    ReportedSuccess,
+    /// An error, as on a poisoned context.
+    Failed,
+}
+
+impl From<DrainOutcome> for DrainReport {
+    fn from(d: DrainOutcome) -> Self {
+        match d {
+            DrainOutcome::ReportedSuccess => Self::ReportedSuccess,
+            DrainOutcome::Failed(_) => Self::Failed,
+        }
+    }
+}
+
+/// The health of one runner on one card: state, first cause, and where events go.
+#[derive(Debug)]
+pub struct Health {
+    device: DeviceId,
+    arch: Arch,
+    state: HealthState,
+    first_cause: Option<DriverError>,
+    subscriber: Option<HealthSubscriber>,
+}
+
+impl Health {
+    /// A healthy runner's health.
+    pub fn new(device: DeviceId, arch: Arch, subscriber: Option<HealthSubscriber>) -> Self {
+        Self {
+            device,
+            arch,
+            state: HealthState::Healthy,
+            first_cause: None,
+            subscriber,
+        }
+    }
+
+    /// The current state.
+    pub fn state(&self) -> HealthState {
+        self.state
+    }
+
+    /// The error that first took the runner out of `healthy`, if any.
+    pub fn first_cause(&self) -> Option<DriverError> {
+        self.first_cause
+    }
+
+    /// Whether runs are refused (the "unusable flag").
+    pub fn is_unusable(&self) -> bool {
+        self.state.refuses_runs()
+    }
+
+    /// The first cause when runs are refused, `None` when they are admitted. Every state that
+    /// refuses runs is reached through [`Health::fault`], which records the cause, so a refusing
+    /// machine always has one.
+    pub fn refusal_cause(&self) -> Option<DriverError> {
+        if self.state.refuses_runs() {
+            self.first_cause
+        } else {
+            None
+        }
+    }
+
+    fn require(&self, ok: bool, action: &'static str) -> Result<(), IllegalTransition> {
+        if ok {
+            Ok(())
+        } else {
+            Err(IllegalTransition {
+                from: self.state,
+                action,
+            })
+        }
+    }
+
+    fn emit(&self, event: HealthEvent) {
+        match event.kind {
+            HealthEventKind::Recovered { .. } | HealthEventKind::Probe { ok: true, .. } => tracing::info!(
+                device = event.device, arch = %event.arch, kind = event.kind_name(),
+                "{}", event.detail
+            ),
+            HealthEventKind::ForceReset { rc: 0, .. } => tracing::info!(
+                device = event.device, arch = %event.arch, kind = event.kind_name(),
+                "{}", event.detail
+            ),
+            _ => tracing::warn!(
+                device = event.device, arch = %event.arch, kind = event.kind_name(),
+                "{}", event.detail
+            ),
+        }
+        if let Some(sub) = &self.subscriber {
+            sub.notify(&event);
+        }
+    }
+
+    fn event(&self, kind: HealthEventKind, detail: String) -> HealthEvent {
+        HealthEvent::new(self.device, self.arch, kind, detail)
+    }
+
+    /// `healthy -> faulted`: a driver error poisoned the context. Emits `poisoned`.
+    pub fn fault(&mut self, cause: DriverError) -> Result<(), IllegalTransition> {
+        self.require(self.state == HealthState::Healthy, "fault")?;
+        self.state = HealthState::Faulted;
+        self.first_cause = Some(cause);
+        let detail = format!("card {} poisoned: {cause}", self.device);
+        self.emit(self.event(HealthEventKind::Poisoned, detail).with_error(cause));
+        Ok(())
+    }
+
+    /// `faulted -> unusable`, always, whatever the drain said. Emits `marked_unusable`.
+    pub fn mark_unusable(&mut self, drain: DrainOutcome) -> Result<(), IllegalTransition> {
+        self.require(self.state == HealthState::Faulted, "mark_unusable")?;
+        self.state = HealthState::Unusable;
+        let drained = match drain {
+            DrainOutcome::ReportedSuccess => {
+                "the bounded drain reported success, which is not trusted".to_owned()
+            }
+            DrainOutcome::Failed(e) => format!("the bounded drain failed too ({e})"),
+        };
+        let mut ev = self.event(
+            HealthEventKind::MarkedUnusable { drain: drain.into() },
+            format!(
+                "card {} marked unusable: {drained}; runs are refused until finalize force-resets it",
+                self.device
+            ),
+        );
+        if let Some(cause) = self.first_cause {
+            ev = ev.with_error(cause);
+        }
+        self.emit(ev);
+        Ok(())
+    }
+
+    /// `unusable -> resetting`: finalize starts the force-reset attempts. Emits nothing.
+    pub fn begin_reset(&mut self) -> Result<(), IllegalTransition> {
+        self.require(self.state == HealthState::Unusable, "begin_reset")?;
+        self.state = HealthState::Resetting;
+        Ok(())
+    }
+
+    /// Records one attempt while `resetting`: emits `force_reset` and, when the probe ran,
+    /// `probe`. `reset_error` is the force reset's error (`None` when it returned 0).
+    pub fn attempt(
+        &mut self,
+        attempt: u32,
+        reset_error: Option<DriverError>,
+        probe: Option<Result<(), DriverError>>,
+        duration: Duration,
+    ) -> Result<(), IllegalTransition> {
+        self.require(self.state == HealthState::Resetting, "attempt")?;
+        let rc = reset_error.map_or(0, |e| e.code.raw);
+        let detail = match reset_error {
+            None => format!("force reset of card {} attempt {attempt}: rc=0", self.device),
+            Some(e) => format!(
+                "force reset of card {} attempt {attempt} failed: {e}",
+                self.device
+            ),
+        };
+        let mut ev = self.event(
+            HealthEventKind::ForceReset {
+                attempt,
+                rc,
+                duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
+            },
+            detail,
+        );
+        if let Some(e) = reset_error {
+            ev = ev.with_error(e);
+        }
+        self.emit(ev);
+        if let Some(probe) = probe {
+            let ok = probe.is_ok();
+            let detail = match probe {
+                Ok(()) => format!(
+                    "post-reset probe of card {} attempt {attempt} confirmed",
+                    self.device
+                ),
+                Err(e) => format!(
+                    "post-reset probe of card {} attempt {attempt} failed: {e}",
+                    self.device
+                ),
+            };
+            let mut ev = self.event(HealthEventKind::Probe { attempt, ok }, detail);
+            if let Err(e) = probe {
+                ev = ev.with_error(e);
+            }
+            self.emit(ev);
+        }
+        Ok(())
+    }
+
+    /// `resetting -> recovered`, only with a confirmed probe. Clears the unusable flag. Emits
+    /// `recovered`.
+    pub fn recovered(&mut self, proof: ProbeConfirmed) -> Result<(), IllegalTransition> {
+        self.require(self.state == HealthState::Resetting, "recovered")?;
+        self.state = HealthState::Recovered;
+        let detail = format!(
+            "card {} recovered in place: force reset confirmed by the probe of attempt {}",
+            self.device, proof.attempt
+        );
+        self.emit(self.event(
+            HealthEventKind::Recovered {
+                attempts: proof.attempt,
+            },
+            detail,
+        ));
+        Ok(())
+    }
+
+    /// `resetting -> failed`: no attempt confirmed. The flag stays set. Emits `reset_failed`.
+    pub fn reset_failed(&mut self, attempts: u32) -> Result<(), IllegalTransition> {
+        self.require(self.state == HealthState::Resetting, "reset_failed")?;
+        self.state = HealthState::Failed;
+        let detail = format!(
+            "card {} not recovered after {attempts} force-reset attempt(s); it stays unusable in this \
+             process: a fresh process is needed",
+            self.device
+        );
+        self.emit(self.event(HealthEventKind::ResetFailed { attempts }, detail));
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+
+    use super::*;
+    use crate::error::codes;
+
+    fn machine() -> (Health, mpsc::Receiver<HealthEvent>) {
+        let (tx, rx) = mpsc::channel();
+        (Health::new(3, Arch::A5, Some(HealthSubscriber::channel(tx))), rx)
+    }
+
+    fn cause() -> DriverError {
+        DriverError::new(DriverCall::SynchronizeStreamWithTimeout, codes::RT_INTERNAL_ERROR)
+    }
+
+    #[test]
+    fn full_recovery_path_emits_events_in_order() {
+        let (mut h, rx) = machine();
+        assert!(!h.is_unusable());
+        h.fault(cause()).unwrap();
+        assert!(h.is_unusable());
+        h.mark_unusable(DrainOutcome::Failed(DriverError::new(
+            DriverCall::SynchronizeDeviceWithTimeout,
+            codes::RT_STREAM_SYNC_TIMEOUT,
+        )))
+        .unwrap();
+        h.begin_reset().unwrap();
+        let reset_err = DriverError::new(DriverCall::ResetDeviceForce, codes::RT_DRV_INTERNAL_ERROR);
+        h.attempt(1, Some(reset_err), None, Duration::from_millis(4))
+            .unwrap();
+        h.attempt(2, None, Some(Ok(())), Duration::from_millis(5))
+            .unwrap();
+        h.recovered(ProbeConfirmed { attempt: 2 }).unwrap();
+        assert_eq!(h.state(), HealthState::Recovered);
+        assert!(!h.is_unusable());
+        assert_eq!(h.first_cause(), Some(cause()));
+        let kinds: Vec<_> = rx.try_iter().map(|e| e.kind).collect();
+        assert_eq!(
+            kinds,
+            vec![
+                HealthEventKind::Poisoned,
+                HealthEventKind::MarkedUnusable {
+                    drain: DrainReport::Failed
+                },
+                HealthEventKind::ForceReset {
+                    attempt: 1,
+                    rc: 507899,
+                    duration_ms: 4
+                },
+                HealthEventKind::ForceReset {
+                    attempt: 2,
+                    rc: 0,
+                    duration_ms: 5
+                },
+                HealthEventKind::Probe { attempt: 2, ok: true },
+                HealthEventKind::Recovered { attempts: 2 },
+            ]
+        );
+    }
+
+    #[test]
+    fn illegal_transitions_are_errors_and_change_nothing() {
+        let (mut h, rx) = machine();
+        let e = h.mark_unusable(DrainOutcome::ReportedSuccess).unwrap_err();
+        assert_eq!(e.from, HealthState::Healthy);
+        assert!(h.begin_reset().is_err());
+        assert!(h.attempt(1, None, None, Duration::ZERO).is_err());
+        assert!(h.recovered(ProbeConfirmed { attempt: 1 }).is_err());
+        assert!(h.reset_failed(1).is_err());
+        assert_eq!(h.state(), HealthState::Healthy);
+        h.fault(cause()).unwrap();
+        assert!(h.fault(cause()).is_err(), "a second fault is not a transition");
+        assert!(h.begin_reset().is_err(), "faulted must be marked unusable first");
+        h.mark_unusable(DrainOutcome::ReportedSuccess).unwrap();
+        h.begin_reset().unwrap();
+        h.reset_failed(3).unwrap();
+        assert_eq!(h.state(), HealthState::Failed);
+        assert!(h.is_unusable(), "a failed reset keeps the flag");
+        assert!(h.recovered(ProbeConfirmed { attempt: 4 }).is_err());
+        assert_eq!(
+            rx.try_iter().count(),
+            3,
+            "poisoned, marked_unusable, reset_failed"
+        );
+    }
+
+    #[test]
+    fn events_serialise_with_a_flat_kind() {
+        let ev = HealthEvent::new(
+            1,
+            Arch::A2a3,
+            HealthEventKind::ForceReset {
+                attempt: 2,
+                rc: 0,
+                duration_ms: 17,
+            },
+            "x",
+        )
+        .with_error(cause());
+        let json = serde_json::to_value(&ev).unwrap();
+        assert_eq!(json["kind"], "force_reset");
+        assert_eq!(json["attempt"], 2);
+        assert_eq!(json["rc"], 0);
+        assert_eq!(json["duration_ms"], 17);
+        assert_eq!(json["call"], "synchronize_stream_with_timeout");
+        assert_eq!(json["code"]["raw"], 507000);
+        let back: HealthEvent = serde_json::from_value(json).unwrap();
+        assert_eq!(back, ev);
+        let marked = HealthEvent::new(
+            1,
+            Arch::A2a3,
+            HealthEventKind::MarkedUnusable {
+                drain: DrainReport::ReportedSuccess,
+            },
+            "m",
+        );
+        let json = serde_json::to_value(&marked).unwrap();
+        assert_eq!(json["kind"], "marked_unusable");
+        assert_eq!(json["drain"], "reported_success");
+        let plain = HealthEvent::new(1, Arch::A5, HealthEventKind::Quarantined, "gone");
+        let text = serde_json::to_string(&plain).unwrap();
+        assert!(text.contains(r#""kind":"quarantined""#), "{text}");
+        assert!(!text.contains("code"), "{text}");
+        assert_eq!(serde_json::from_str::<HealthEvent>(&text).unwrap(), plain);
+    }
+}

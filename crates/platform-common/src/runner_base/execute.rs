@@ -1,0 +1,122 @@
+//! The shared run pipeline: request checks, then allocate, copy in, launch AICore before AICPU,
+//! bounded stream syncs (AICPU first: it reports the AICore work's failure), copy out, free.
+//!
+//! Request checks happen before any driver call and fail as usage errors. Every driver error of
+//! the pipeline goes through the fail-fast chain ([`DeviceRunnerBase::device_failure`]); memory
+//! of a failed run stays recorded so the fatal teardown can abandon it. This file never maps
+//! registers (arch runners do that before calling [`DeviceRunnerBase::execute`]).
+
+use crate::driver::{AicpuTask, DevicePtr, KernelArg, KernelHandle, LaunchOrigin};
+use crate::error::DriverError;
+
+use super::base::DeviceRunnerBase;
+use super::errors::{RunError, UsageError};
+use super::request::{RunArg, RunOutput, RunRequest};
+
+impl DeviceRunnerBase {
+    /// Checks `req` against the arch's block-dim limit and the registered kernel, without any
+    /// driver call, and returns the kernel's handle.
+    pub fn check_request(&self, req: &RunRequest) -> Result<KernelHandle, UsageError> {
+        let limit = self.arch.max_block_dim();
+        if req.block_dim == 0 {
+            return Err(UsageError::BlockDimZero);
+        }
+        if req.block_dim > limit {
+            return Err(UsageError::BlockDimOverArchLimit {
+                block_dim: req.block_dim,
+                arch: self.arch,
+                limit,
+            });
+        }
+        let kernel = self
+            .kernels
+            .get(&req.kernel)
+            .ok_or_else(|| UsageError::UnknownKernel(req.kernel.clone()))?;
+        if req.block_dim > kernel.meta.block_dim {
+            return Err(UsageError::BlockDimOverKernel {
+                block_dim: req.block_dim,
+                kernel: req.kernel.clone(),
+                max: kernel.meta.block_dim,
+            });
+        }
+        if req.args.len() != kernel.meta.num_args as usize {
+            return Err(UsageError::ArgCount {
+                kernel: req.kernel.clone(),
+                expected: kernel.meta.num_args,
+                got: req.args.len(),
+            });
+        }
+        for (index, arg) in req.args.iter().enumerate() {
+            let empty = match arg {
+                RunArg::Input(bytes) => bytes.is_empty(),
+                RunArg::Output(n) => *n == 0,
+                RunArg::Scalar(_) => false,
+            };
+            if empty {
+                return Err(UsageError::EmptyBuffer {
+                    kernel: req.kernel.clone(),
+                    index,
+                });
+            }
+        }
+        Ok(kernel.handle)
+    }
+
+    /// Runs a checked request on the device. Any driver error marks the runner unusable (through
+    /// the fail-fast chain) and is returned as [`RunError::Device`].
+    pub fn execute(&mut self, kernel: KernelHandle, req: &RunRequest) -> Result<RunOutput, RunError> {
+        match self.execute_inner(kernel, req) {
+            Ok(out) => Ok(out),
+            Err(e) => Err(self.device_failure(e)),
+        }
+    }
+
+    fn execute_inner(&mut self, kernel: KernelHandle, req: &RunRequest) -> Result<RunOutput, DriverError> {
+        let driver = self.driver.clone();
+        let mut args = Vec::with_capacity(req.args.len());
+        let mut outputs: Vec<(DevicePtr, usize)> = Vec::new();
+        let first_alloc = self.allocations.len();
+        for arg in &req.args {
+            match arg {
+                RunArg::Input(bytes) => {
+                    let ptr = driver.malloc(bytes.len())?;
+                    self.allocations.push(ptr);
+                    driver.memcpy_to_device(ptr, bytes)?;
+                    args.push(KernelArg::Input(ptr));
+                }
+                RunArg::Output(len) => {
+                    let ptr = driver.malloc(*len)?;
+                    self.allocations.push(ptr);
+                    args.push(KernelArg::Output(ptr));
+                    outputs.push((ptr, *len));
+                }
+                RunArg::Scalar(v) => args.push(KernelArg::Scalar(*v)),
+            }
+        }
+        let streams = self.streams;
+        driver.launch_aicore(streams.aicore, kernel, req.block_dim, &args, LaunchOrigin::Case)?;
+        driver.launch_aicpu(
+            streams.aicpu,
+            AicpuTask {
+                aicore: streams.aicore,
+            },
+        )?;
+        let sync_ms = self.cfg.timeouts.stream_sync_ms();
+        driver.synchronize_stream_with_timeout(streams.aicpu, sync_ms)?;
+        driver.synchronize_stream_with_timeout(streams.aicore, sync_ms)?;
+        let mut out = Vec::with_capacity(outputs.len());
+        for (ptr, len) in outputs {
+            let mut buf = vec![0u8; len];
+            driver.memcpy_to_host(&mut buf, ptr)?;
+            out.push(buf);
+        }
+        // Free this run's memory, newest first, forgetting each pointer once it is freed.
+        while self.allocations.len() > first_alloc {
+            if let Some(&ptr) = self.allocations.last() {
+                driver.free(ptr)?;
+                self.allocations.pop();
+            }
+        }
+        Ok(RunOutput { outputs: out })
+    }
+}

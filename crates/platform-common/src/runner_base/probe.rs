@@ -1,0 +1,48 @@
+//! The post-reset probe: the only thing that may clear a runner's unusable flag.
+//!
+//! After a force reset returned 0, the probe opens the card again and proves it works: create and
+//! destroy a stream, allocate and free 64 bytes, and when a probe kernel is configured (the `noop`
+//! on the simulator) register and run it with [`LaunchOrigin::Internal`] through the same AICore
+//! then AICPU launch and bounded syncs as a case. It ends with a soft reset that releases the
+//! probe's context, so the next runner's init starts from nothing. It never force-resets.
+
+use crate::driver::{AicpuTask, DeviceId, Driver, KernelArg, LaunchOrigin};
+use crate::error::DriverError;
+use crate::kernel::KernelBlob;
+use crate::timeouts::Timeouts;
+
+/// Bytes the probe allocates.
+pub const PROBE_ALLOC_BYTES: usize = 64;
+
+/// Probes `device`. `Ok` means confirmed.
+pub(super) fn probe_card(
+    driver: &dyn Driver,
+    device: DeviceId,
+    kernel: Option<&KernelBlob>,
+    timeouts: &Timeouts,
+) -> Result<(), DriverError> {
+    driver.set_device(device)?;
+    let stream = driver.create_stream()?;
+    driver.destroy_stream(stream)?;
+    let ptr = driver.malloc(PROBE_ALLOC_BYTES)?;
+    driver.free(ptr)?;
+    if let Some(blob) = kernel {
+        run_probe_kernel(driver, blob, timeouts)?;
+    }
+    driver.reset_device(device)
+}
+
+fn run_probe_kernel(driver: &dyn Driver, blob: &KernelBlob, timeouts: &Timeouts) -> Result<(), DriverError> {
+    let aicpu = driver.create_stream()?;
+    let aicore = driver.create_stream()?;
+    let handle = driver.register_kernel(blob)?;
+    // The probe kernel takes scalars only (the noop ignores them).
+    let args = vec![KernelArg::Scalar(0); blob.meta().num_args as usize];
+    driver.launch_aicore(aicore, handle, 1, &args, LaunchOrigin::Internal)?;
+    driver.launch_aicpu(aicpu, AicpuTask { aicore })?;
+    let ms = timeouts.stream_sync_ms();
+    driver.synchronize_stream_with_timeout(aicpu, ms)?;
+    driver.synchronize_stream_with_timeout(aicore, ms)?;
+    driver.destroy_stream(aicore)?;
+    driver.destroy_stream(aicpu)
+}

@@ -1,0 +1,52 @@
+//! The `DeviceRunner` trait: what the runner crate sees of an arch's device runner.
+
+use std::fmt;
+
+use crate::arch::Arch;
+use crate::driver::DeviceId;
+use crate::error::DriverError;
+use crate::health::HealthState;
+use crate::kernel::KernelBlob;
+use crate::lease::DeviceLease;
+
+use super::errors::{FinalizeError, RunError};
+use super::finalize::FinalizeReport;
+use super::request::{RunOutput, RunRequest};
+
+/// One initialised device runner on one card (a5 or a2a3), built by the arch crate's
+/// `DeviceRunner::init(driver, cfg)`.
+///
+/// Contract:
+/// - [`DeviceRunner::run`] and [`DeviceRunner::register_kernel`] are refused at once, with
+///   [`RunError::Unusable`] and no driver call, once the runner is marked unusable. Any driver
+///   error during a run marks it unusable (after a bounded drain whose result is not trusted)
+///   and is returned as [`RunError::Device`]. Invalid requests are [`RunError::Usage`], found
+///   before any driver call. A wrong result is not an error here: comparing against a golden is
+///   the caller's job, and never marks the runner unusable.
+/// - [`DeviceRunner::finalize`] ends the runner. It needs the card's lease; on an unusable
+///   runner it force-resets the card and returns every attempt, or a typed error holding them.
+pub trait DeviceRunner: Send + fmt::Debug {
+    /// The card.
+    fn device(&self) -> DeviceId;
+
+    /// The arch.
+    fn arch(&self) -> Arch;
+
+    /// Registers a kernel blob under its name (its metadata's `name`).
+    fn register_kernel(&mut self, blob: &KernelBlob) -> Result<(), RunError>;
+
+    /// Runs one request.
+    fn run(&mut self, req: &RunRequest) -> Result<RunOutput, RunError>;
+
+    /// Whether runs are refused (the runner is marked unusable).
+    fn is_unusable(&self) -> bool;
+
+    /// The health state.
+    fn health(&self) -> HealthState;
+
+    /// The error that first marked the runner unusable.
+    fn first_cause(&self) -> Option<DriverError>;
+
+    /// Tears the runner down; force-resets the card when the runner is unusable.
+    fn finalize(self: Box<Self>, lease: &DeviceLease) -> Result<FinalizeReport, FinalizeError>;
+}

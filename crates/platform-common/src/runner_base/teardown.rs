@@ -1,0 +1,71 @@
+//! The two teardowns: `finalize_common` for a healthy runner and the fatal teardown for a faulted
+//! one.
+//!
+//! Neither ever synchronises a stream. A healthy runner's streams are idle (every run synced
+//! them), and a faulted runner's may be in error state, where a sync blocks until the stream-sync
+//! timeout and then fails (507018); destroying such a stream after a sync attempt is how a
+//! teardown used to hang. The fatal teardown makes no driver call at all: on a sticky context
+//! every per-resource free fails with the cascade's codes, and the force reset releases it all.
+
+use crate::error::DriverError;
+
+use super::base::DeviceRunnerBase;
+
+/// What the fatal teardown abandoned instead of freeing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Abandoned {
+    /// Streams.
+    pub streams: usize,
+    /// Device allocations.
+    pub allocations: usize,
+    /// Registered kernels.
+    pub kernels: usize,
+}
+
+impl DeviceRunnerBase {
+    /// Healthy teardown: destroy both streams (no pre-destroy sync), free what is still
+    /// allocated, soft-reset the device. Errors are logged and returned; the teardown goes on.
+    pub(super) fn finalize_common(&mut self) -> Vec<DriverError> {
+        self.finished = true;
+        let device = self.cfg.device;
+        let driver = self.driver.clone();
+        let mut errors = Vec::new();
+        for stream in [self.streams.aicore, self.streams.aicpu] {
+            if let Err(e) = driver.destroy_stream(stream) {
+                tracing::warn!(device, error = %e, "stream not destroyed at finalize");
+                errors.push(e);
+            }
+        }
+        for ptr in std::mem::take(&mut self.allocations) {
+            if let Err(e) = driver.free(ptr) {
+                tracing::warn!(device, error = %e, "device memory not freed at finalize");
+                errors.push(e);
+            }
+        }
+        // Registrations live in the context; the soft reset releases them.
+        self.kernels.clear();
+        if let Err(e) = driver.reset_device(device) {
+            tracing::warn!(device, error = %e, "soft device reset failed at finalize");
+            errors.push(e);
+        }
+        errors
+    }
+
+    /// Fatal teardown of a faulted runner: forget every handle without a driver call.
+    pub(super) fn fatal_teardown(&mut self) -> Abandoned {
+        self.finished = true;
+        let abandoned = Abandoned {
+            streams: 2,
+            allocations: std::mem::take(&mut self.allocations).len(),
+            kernels: std::mem::take(&mut self.kernels).len(),
+        };
+        tracing::info!(
+            device = self.cfg.device,
+            streams = abandoned.streams,
+            allocations = abandoned.allocations,
+            kernels = abandoned.kernels,
+            "fatal teardown: handles abandoned on the faulted card"
+        );
+        abandoned
+    }
+}

@@ -1,0 +1,270 @@
+//! Running one AICore op: `block_dim` threads, each running one block of a real kernel blob, and
+//! the reaper that enforces the op-execute timeout.
+//!
+//! The reaper counts only time a block spends blocked in the kernel wait API: a block whose
+//! cumulative waiting exceeds the op's op-execute timeout is reaped (its wait returns
+//! [`WaitOutcome::Reaped`]), and so is every other block of the op the next time it waits. Compute
+//! time never counts, so a loaded machine causes no false timeouts. This file never touches
+//! streams, contexts or card files; it returns the op's result code to the stream worker.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use super::memory::DeviceBuffer;
+use crate::arch::Arch;
+use crate::error::{codes, Code};
+use crate::kernel::{KernelBlob, WaitOutcome, Waiter};
+
+/// How an op's kernel is run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OpMode {
+    /// As launched.
+    Normal,
+    /// Replaced by a hang: every block waits until reaped (`op_timeout@K`).
+    Hang,
+    /// As launched, then the first output buffer is perturbed (`corrupt@K`).
+    Corrupt,
+}
+
+/// One queued AICore launch.
+#[derive(Debug)]
+pub(crate) struct AicoreOp {
+    pub(crate) blob: KernelBlob,
+    pub(crate) block_dim: u32,
+    /// Arguments as the kernel receives them (buffers as addresses).
+    pub(crate) args: Vec<u64>,
+    /// The buffers the arguments point into, kept alive until the op is done.
+    pub(crate) _buffers: Vec<Arc<DeviceBuffer>>,
+    /// The first output buffer and the argument's offset into it (what `corrupt` perturbs).
+    pub(crate) first_output: Option<(Arc<DeviceBuffer>, usize)>,
+    pub(crate) mode: OpMode,
+    /// The op-execute timeout in force when the op was launched.
+    pub(crate) op_timeout: Duration,
+    pub(crate) arch: Arch,
+}
+
+#[derive(Debug, Default)]
+struct Flags {
+    reaped: bool,
+    cancelled: bool,
+}
+
+/// Shared control of one running op: reaped or cancelled, and the condvar its waiters sleep on.
+#[derive(Debug)]
+pub(crate) struct OpControl {
+    flags: Mutex<Flags>,
+    cv: Condvar,
+    limit: Duration,
+}
+
+impl OpControl {
+    pub(crate) fn new(limit: Duration) -> Self {
+        Self {
+            flags: Mutex::new(Flags::default()),
+            cv: Condvar::new(),
+            limit,
+        }
+    }
+
+    fn flags(&self) -> MutexGuard<'_, Flags> {
+        self.flags.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The stream was torn down: every wait of the op returns `Reaped` at once.
+    pub(crate) fn cancel(&self) {
+        self.flags().cancelled = true;
+        self.cv.notify_all();
+    }
+
+    pub(crate) fn is_cancelled(&self) -> bool {
+        self.flags().cancelled
+    }
+
+    fn is_reaped(&self) -> bool {
+        self.flags().reaped
+    }
+}
+
+/// The wait API as one block sees it: tracks that block's cumulative blocked time.
+struct BlockWaiter<'a> {
+    ctl: &'a OpControl,
+    blocked_ns: AtomicU64,
+}
+
+impl Waiter for BlockWaiter<'_> {
+    fn wait(&self, timeout: Duration) -> WaitOutcome {
+        let start = Instant::now();
+        let before = Duration::from_nanos(self.blocked_ns.load(Ordering::Relaxed));
+        let mut flags = self.ctl.flags();
+        let outcome = loop {
+            if flags.reaped || flags.cancelled {
+                break WaitOutcome::Reaped;
+            }
+            let waited = start.elapsed();
+            if before + waited >= self.ctl.limit {
+                flags.reaped = true;
+                self.ctl.cv.notify_all();
+                break WaitOutcome::Reaped;
+            }
+            if waited >= timeout {
+                break WaitOutcome::Woken;
+            }
+            let slice = (timeout - waited).min(self.ctl.limit - (before + waited));
+            flags = self
+                .ctl
+                .cv
+                .wait_timeout(flags, slice)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        };
+        drop(flags);
+        let total = before + start.elapsed();
+        self.blocked_ns.store(
+            u64::try_from(total.as_nanos()).unwrap_or(u64::MAX),
+            Ordering::Relaxed,
+        );
+        if timeout.is_zero() && outcome == WaitOutcome::Woken {
+            std::thread::yield_now();
+        }
+        outcome
+    }
+}
+
+impl AicoreOp {
+    /// Runs every block to its end and returns the op's result: the arch's op-timeout code when
+    /// the op was reaped, 507015 when a block returned a non-zero status.
+    pub(crate) fn run(&self, ctl: &OpControl) -> Result<(), Code> {
+        let statuses: Vec<i32> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..self.block_dim)
+                .map(|idx| {
+                    std::thread::Builder::new()
+                        .name(format!("sim-aicore-{idx}"))
+                        .spawn_scoped(s, move || self.run_block(idx, ctl))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| match h {
+                    Ok(h) => h.join().unwrap_or(-1),
+                    Err(e) => {
+                        tracing::error!(error = %e, "cannot start a simulated AICore thread");
+                        -1
+                    }
+                })
+                .collect()
+        });
+        if ctl.is_reaped() {
+            tracing::info!(
+                kernel = %self.blob.meta().name,
+                timeout = ?self.op_timeout,
+                "op-execute timeout: kernel reaped"
+            );
+            return Err(self.arch.op_timeout_code());
+        }
+        if ctl.is_cancelled() {
+            return Ok(());
+        }
+        if let Some(status) = statuses.iter().find(|&&s| s != 0) {
+            tracing::warn!(kernel = %self.blob.meta().name, status, "kernel block failed");
+            return Err(codes::RT_AICORE_EXCEPTION);
+        }
+        if self.mode == OpMode::Corrupt {
+            self.corrupt_output();
+        }
+        Ok(())
+    }
+
+    fn run_block(&self, idx: u32, ctl: &OpControl) -> i32 {
+        let waiter = BlockWaiter {
+            ctl,
+            blocked_ns: AtomicU64::new(0),
+        };
+        match self.mode {
+            OpMode::Hang => {
+                while waiter.wait(Duration::from_millis(1)) == WaitOutcome::Woken {}
+                0
+            }
+            OpMode::Normal | OpMode::Corrupt => self.blob.run_block(idx, self.block_dim, &self.args, &waiter),
+        }
+    }
+
+    /// Adds 1.0 to f32 element 0 of the first output buffer, so a golden comparison fails.
+    fn corrupt_output(&self) {
+        let Some((buf, offset)) = &self.first_output else {
+            tracing::warn!(
+                kernel = %self.blob.meta().name,
+                "corrupt: the launch has no output buffer to perturb"
+            );
+            return;
+        };
+        let mut word = [0u8; 4];
+        if buf.read(*offset, &mut word) {
+            let bumped = f32::from_ne_bytes(word) + 1.0;
+            buf.write(*offset, &bumped.to_ne_bytes());
+        } else if buf.read(*offset, &mut word[..1]) {
+            buf.write(*offset, &[word[0] ^ 0xff]);
+        }
+        tracing::info!(kernel = %self.blob.meta().name, "corrupt: perturbed the first output buffer");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn waiter(ctl: &OpControl) -> BlockWaiter<'_> {
+        BlockWaiter {
+            ctl,
+            blocked_ns: AtomicU64::new(0),
+        }
+    }
+
+    fn blocked(w: &BlockWaiter<'_>) -> Duration {
+        Duration::from_nanos(w.blocked_ns.load(Ordering::Relaxed))
+    }
+
+    #[test]
+    fn only_time_blocked_in_wait_counts_toward_the_limit() {
+        let limit = Duration::from_millis(100);
+        let ctl = OpControl::new(limit);
+        let w = waiter(&ctl);
+        let start = Instant::now();
+        // Ten rounds of 15 ms compute and a 1 ms wait: far past the limit in wall time, ~10 ms waited.
+        for round in 0..10 {
+            let spin = Instant::now();
+            while spin.elapsed() < Duration::from_millis(15) {
+                std::hint::spin_loop();
+            }
+            assert_eq!(
+                w.wait(Duration::from_millis(1)),
+                WaitOutcome::Woken,
+                "round {round}"
+            );
+        }
+        assert!(start.elapsed() > limit);
+        assert!(blocked(&w) >= Duration::from_millis(10));
+        // Waiting on reaches the limit: the block is reaped, having waited at least the limit.
+        while w.wait(Duration::from_millis(5)) == WaitOutcome::Woken {}
+        assert!(blocked(&w) >= limit);
+        assert!(ctl.is_reaped());
+    }
+
+    #[test]
+    fn one_reaped_block_reaps_the_whole_op_and_cancel_releases_waiters() {
+        let ctl = OpControl::new(Duration::from_millis(20));
+        let (first, second) = (waiter(&ctl), waiter(&ctl));
+        while first.wait(Duration::from_millis(5)) == WaitOutcome::Woken {}
+        assert_eq!(second.wait(Duration::from_secs(60)), WaitOutcome::Reaped);
+        assert!(blocked(&second) < Duration::from_secs(1));
+
+        let ctl = OpControl::new(Duration::from_secs(3600));
+        std::thread::scope(|s| {
+            let w = waiter(&ctl);
+            let h = s.spawn(move || w.wait(Duration::from_secs(3600)));
+            ctl.cancel();
+            assert_eq!(h.join().unwrap(), WaitOutcome::Reaped);
+        });
+        assert!(!ctl.is_reaped(), "a cancelled op is not an op-timeout");
+    }
+}

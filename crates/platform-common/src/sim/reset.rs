@@ -1,0 +1,39 @@
+//! The card-file side of a force reset: counting the attempt and deciding, from the plan, whether
+//! it fails (`dead`, `force_reset_fail=K`), or succeeds and bumps the generation, and whether that
+//! success is spoiled (`probe_fail=K`: the sticky error is not really cleared).
+//!
+//! This file only decides; the driver tears the process's context down and clears it.
+
+use super::card_file::CardState;
+use super::plan::Fault;
+
+/// What one force reset does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ResetVerdict {
+    /// The card is `dead`: the reset fails.
+    Dead,
+    /// Attempt `attempt` is one of the first K that `force_reset_fail=K` fails.
+    Fails { attempt: u64 },
+    /// The reset returns 0 and the card is now at `generation`; `spoiled` when `probe_fail` keeps
+    /// the sticky error in place.
+    Done { generation: u64, spoiled: bool },
+}
+
+/// Counts a force reset of the card whose record is `s` and decides its verdict.
+pub(crate) fn decide(s: &mut CardState) -> ResetVerdict {
+    s.counters.force_resets += 1;
+    if s.has(|f| *f == Fault::Dead) {
+        ResetVerdict::Dead
+    } else if s.counters.force_resets <= s.force_reset_fail() {
+        ResetVerdict::Fails {
+            attempt: s.counters.force_resets,
+        }
+    } else {
+        s.counters.post_reset_probes += 1;
+        s.generation += 1;
+        ResetVerdict::Done {
+            generation: s.generation,
+            spoiled: s.counters.post_reset_probes <= s.probe_fail(),
+        }
+    }
+}

@@ -1,0 +1,218 @@
+//! Loading the `acl` driver: every way the libraries can be missing or wrong is a typed,
+//! one-line error naming what was searched, which file or which symbols; symbols resolve lazily
+//! and an absent one fails only its own call, with a typed error, never a panic.
+//!
+//! The "partial CANN" is a real shared object compiled here from C: it exports `aclInit`,
+//! `aclrtSetDevice` and `halResMap` (with CANN's codes for a repeated init, a bad device id and a
+//! refused mapping) and nothing else.
+
+#![cfg(feature = "onboard")]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use platform_common::acl::{AclConfig, AclDriver, AclLoadError, REQUIRED_SYMBOLS};
+use platform_common::driver::{Driver, DriverCall, DriverKind};
+use platform_common::error::{codes, FailureClass};
+use platform_common::DriverError;
+
+const PARTIAL_C: &str = r#"
+#include <stdint.h>
+static int inits = 0;
+int aclInit(const char *config) { (void)config; return inits++ ? 100002 : 0; }
+int aclrtSetDevice(int32_t device) { return device > 7 ? 107001 : 0; }
+int halResMap(unsigned int dev, void *info, unsigned long *va, unsigned int *len) {
+    (void)dev; (void)info; (void)va; (void)len; return 62;
+}
+"#;
+
+/// Compiles [`PARTIAL_C`] into `dir/libpartial.so`.
+fn partial_cann(dir: &Path) -> PathBuf {
+    let src = dir.join("partial.c");
+    let lib = dir.join("libpartial.so");
+    std::fs::write(&src, PARTIAL_C).unwrap();
+    let compiled = ["cc", "c++"].iter().any(|cc| {
+        Command::new(cc)
+            .args(["-x", "c", "-shared", "-fPIC", "-o"])
+            .arg(&lib)
+            .arg(&src)
+            .status()
+            .is_ok_and(|s| s.success())
+    });
+    assert!(
+        compiled,
+        "no C compiler (cc or c++) could build the partial library"
+    );
+    lib
+}
+
+/// The C library this test process has loaded (a real shared object that is not CANN).
+fn libc_path() -> PathBuf {
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+    maps.lines()
+        .filter_map(|l| l.split_whitespace().nth(5))
+        .find(|p| {
+            Path::new(p)
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("libc.so"))
+        })
+        .map(PathBuf::from)
+        .expect("libc is mapped")
+}
+
+fn one_line(e: &AclLoadError) -> String {
+    let text = e.to_string();
+    assert!(!text.contains('\n'), "not one line: {text}");
+    assert_eq!(e.class(), FailureClass::Infrastructure);
+    text
+}
+
+#[test]
+fn a_listed_file_that_does_not_exist_is_named() {
+    let e = AclDriver::load(&AclConfig::files(["/nonexistent/cann/libascendcl.so"])).unwrap_err();
+    assert!(matches!(e, AclLoadError::Missing { .. }), "{e:?}");
+    let text = one_line(&e);
+    assert!(
+        text.contains("ONBOARD_ACL_LIB") && text.contains("/nonexistent/cann/libascendcl.so"),
+        "{text}"
+    );
+}
+
+#[test]
+fn no_cann_on_the_search_path_names_every_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = AclDriver::load(&AclConfig::search([dir.path().to_owned()])).unwrap_err();
+    assert!(matches!(e, AclLoadError::NotFound { .. }), "{e:?}");
+    let text = one_line(&e);
+    assert!(
+        text.contains("libascendcl.so") && text.contains(&dir.path().display().to_string()),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_file_that_is_not_a_shared_object_is_refused_by_the_loader() {
+    let dir = tempfile::tempdir().unwrap();
+    let bogus = dir.path().join("libascendcl.so");
+    std::fs::write(&bogus, "this is not an ELF file\n").unwrap();
+    let e = AclDriver::load(&AclConfig::files([&bogus])).unwrap_err();
+    assert!(matches!(e, AclLoadError::Open { .. }), "{e:?}");
+    let text = one_line(&e);
+    assert!(text.contains(&bogus.display().to_string()), "{text}");
+}
+
+#[test]
+fn a_real_library_that_is_not_cann_is_named_as_such() {
+    let libc = libc_path();
+    let e = AclDriver::load(&AclConfig::files([&libc])).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            AclLoadError::NotCann {
+                symbol: "aclInit",
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    let text = one_line(&e);
+    assert!(
+        text.contains(&libc.display().to_string()) && text.contains("aclInit"),
+        "{text}"
+    );
+}
+
+#[test]
+fn load_lists_every_missing_symbol_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = partial_cann(dir.path());
+    let e = AclDriver::load(&AclConfig::files([&lib])).unwrap_err();
+    let AclLoadError::MissingSymbols { symbols, .. } = &e else {
+        panic!("expected MissingSymbols, got {e:?}");
+    };
+    let expected: Vec<&str> = REQUIRED_SYMBOLS
+        .iter()
+        .copied()
+        .filter(|s| !["aclInit", "aclrtSetDevice", "halResMap"].contains(s))
+        .collect();
+    assert_eq!(symbols, &expected);
+    let text = one_line(&e);
+    assert!(
+        text.contains("aclrtResetDeviceForce") && text.contains(&lib.display().to_string()),
+        "{text}"
+    );
+}
+
+#[test]
+fn symbols_resolve_lazily_and_an_absent_one_fails_only_its_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = partial_cann(dir.path());
+    let d = AclDriver::open(&AclConfig::files([&lib])).unwrap();
+    assert_eq!(d.resolved_symbols(), vec!["aclInit"], "open probes aclInit only");
+    assert!(!d.has_sim_extensions());
+
+    assert_eq!(d.init(), Ok(()));
+    assert_eq!(d.init().unwrap_err().code, codes::REPEAT_INITIALIZE);
+    assert_eq!(d.set_device(2), Ok(()));
+    assert_eq!(
+        d.set_device(9),
+        Err(DriverError::new(DriverCall::SetDevice, codes::INVALID_DEVICEID))
+    );
+    assert_eq!(
+        d.hal_res_map(2, 0),
+        Err(DriverError::new(
+            DriverCall::HalResMap,
+            codes::HAL_RES_MAP_REFUSED
+        ))
+    );
+
+    let e = d.create_stream().unwrap_err();
+    assert_eq!(
+        e,
+        DriverError::new(DriverCall::CreateStream, codes::LOADER_SYMBOL_MISSING)
+    );
+    assert_eq!(e.class(), FailureClass::Infrastructure);
+    assert_eq!(
+        e.to_string(),
+        "aclrtCreateStream failed: loader error 1 (CG_LOADER_SYMBOL_MISSING)"
+    );
+    assert_eq!(
+        d.malloc(64).unwrap_err(),
+        DriverError::new(DriverCall::Malloc, codes::LOADER_SYMBOL_MISSING)
+    );
+    let resolved = d.resolved_symbols();
+    for s in [
+        "aclInit",
+        "aclrtSetDevice",
+        "aclrtCreateStream",
+        "aclrtMalloc",
+        "halResMap",
+    ] {
+        assert!(resolved.contains(&s), "{s} not looked up: {resolved:?}");
+    }
+    assert!(
+        !resolved.contains(&"aclrtFree"),
+        "looked up before use: {resolved:?}"
+    );
+}
+
+#[test]
+fn info_names_the_driver_and_the_files_it_loaded() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = partial_cann(dir.path());
+    let d = AclDriver::open(&AclConfig::files([&lib])).unwrap();
+    let info = d.info();
+    assert_eq!(info.kind, DriverKind::Acl);
+    assert_eq!(info.library, Some(vec![lib.display().to_string()]));
+    assert_eq!(d.libraries(), &[lib]);
+}
+
+#[test]
+fn lookups_span_every_library_in_load_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = partial_cann(dir.path());
+    // libc first: it lacks every CANN symbol, so each is found in the partial library after it.
+    let d = AclDriver::open(&AclConfig::files([libc_path(), lib])).unwrap();
+    assert_eq!(d.set_device(1), Ok(()));
+    assert_eq!(d.hal_res_map(1, 0).unwrap_err().code, codes::HAL_RES_MAP_REFUSED);
+}

@@ -1,0 +1,33 @@
+//! `libsim_acl.so`: the CANN C ABI that cardguard's `acl` driver calls, with the simulated card
+//! behind it, so the driver's whole FFI path runs on a machine without a card.
+//!
+//! - `exports_acl`, `exports_rt`, `exports_hal`: the `acl*`, `rt*` and `hal*` symbols of
+//!   `platform-common/cann/cardguard_cann.h`, each checked at compile time against the generated
+//!   `PFN_*` type of its declaration.
+//! - `exports_ext`: cardguard's optional `cgSim*` extensions (launch origin and argument roles;
+//!   starting a run with a fault plan).
+//! - `abi`: the shared rules of every export: no panic crosses the ABI, results become raw codes.
+//! - `state`: the process-global [`platform_common::sim::SimDriver`] and its settings.
+//! - `settings`: the variables it reads, from the process environment or a file beside the
+//!   library (`libsim_acl.so.env`), which wins.
+//! - `blob`: kernel binaries received as bytes, loaded from a memory file.
+//! - [`locate`]: for tests of other crates (rlib only): build and find the `.so`, make instances.
+//! - [`containment`]: the seed's measurements through the library, as comparable views.
+//!
+//! Design choices: one process-global driver, as CANN has one runtime per process (a copy of the
+//! library under another file name is another "process": tests use this to run several in one
+//! test binary); its current device is the process's, where CANN keeps one per thread: callers
+//! that follow the `Driver` contract (one card per thread) cannot tell the difference; no lease crosses the C ABI, as none crosses CANN's: the caller's type system
+//! holds it (`AclDriver::reset_device_force` takes `&DeviceLease`). This crate never decides what a
+//! code means; the simulator returns it and the export passes it on.
+
+mod abi;
+mod blob;
+pub mod containment;
+mod exports_acl;
+mod exports_ext;
+mod exports_hal;
+mod exports_rt;
+pub mod locate;
+pub mod settings;
+mod state;

@@ -1,0 +1,113 @@
+//! The process-global simulator behind the exports, created on the first call.
+//!
+//! This file owns building the [`SimDriver`] from the settings and the per-thread description of
+//! the next launch (`cgSimSetLaunchInfo`). A configuration that cannot be used is reported once on
+//! stderr (one line naming the bad variable) and fails every call.
+
+use std::cell::RefCell;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use platform_common::driver::LaunchOrigin;
+use platform_common::lease::LeaseConfig;
+use platform_common::sim::{SimConfig, SimDriver, ENV_SIM_CARDS, ENV_SIM_ROOT};
+use platform_common::timeouts::{TimeoutProfile, Timeouts};
+use platform_common::Arch;
+
+use crate::settings::{Settings, ENV_SIM_ARCH};
+
+/// The simulator of this copy of the library.
+#[derive(Debug)]
+pub(crate) struct Sim {
+    /// This process's driver state.
+    pub(crate) driver: SimDriver,
+    /// Where variables come from.
+    pub(crate) settings: Settings,
+    /// Leases taken for force resets requested through the C ABI (see [`crate::exports_acl`]).
+    pub(crate) leases: LeaseConfig,
+}
+
+static SIM: OnceLock<Result<Sim, String>> = OnceLock::new();
+
+/// The simulator, built on first use; `None` (after one line on stderr) when unusable.
+pub(crate) fn sim() -> Option<&'static Sim> {
+    let mut first = false;
+    let state = SIM.get_or_init(|| {
+        first = true;
+        build()
+    });
+    match state {
+        Ok(sim) => Some(sim),
+        Err(e) => {
+            if first {
+                eprintln!("libsim_acl: {e}");
+            }
+            None
+        }
+    }
+}
+
+fn build() -> Result<Sim, String> {
+    let settings = Settings::load()?;
+    init_logging(&settings);
+    let arch = match settings.get(ENV_SIM_ARCH) {
+        None => Arch::A5,
+        Some(v) => v
+            .trim()
+            .parse::<Arch>()
+            .map_err(|e| format!("{ENV_SIM_ARCH}: {e}"))?,
+    };
+    let root = match settings.get(ENV_SIM_ROOT).filter(|r| !r.trim().is_empty()) {
+        Some(r) => PathBuf::from(r),
+        None => SimConfig::from_env(arch).map_err(|e| e.to_string())?.root,
+    };
+    let mut cfg = SimConfig::new(arch, root);
+    if let Some(v) = settings.get(ENV_SIM_CARDS) {
+        cfg.cards = match v.trim().parse::<u32>() {
+            Ok(n) if n > 0 => n,
+            _ => return Err(format!("{ENV_SIM_CARDS}={v:?} is not a positive whole number")),
+        };
+    }
+    cfg.timeouts =
+        Timeouts::with_overrides(TimeoutProfile::Sim, |k| settings.get(k)).map_err(|e| e.to_string())?;
+    let leases = LeaseConfig {
+        dir: cfg.root.join("abi-leases"),
+    };
+    tracing::debug!(?cfg, "libsim_acl ready");
+    Ok(Sim {
+        driver: SimDriver::new(cfg),
+        settings,
+        leases,
+    })
+}
+
+/// Logs go to stderr only when `RUST_LOG` asks for them (the library has its own `tracing`).
+fn init_logging(settings: &Settings) {
+    if let Some(filter) = settings.get("RUST_LOG") {
+        let _ = tracing_subscriber::fmt()
+            .with_writer(std::io::stderr)
+            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+            .try_init();
+    }
+}
+
+/// What `cgSimSetLaunchInfo` said about the calling thread's next launch.
+#[derive(Debug, Clone)]
+pub(crate) struct LaunchInfo {
+    pub(crate) origin: LaunchOrigin,
+    pub(crate) roles: Vec<u8>,
+}
+
+thread_local! {
+    static NEXT_LAUNCH: RefCell<Option<LaunchInfo>> = const { RefCell::new(None) };
+}
+
+/// Records the calling thread's next launch.
+pub(crate) fn set_next_launch(info: LaunchInfo) {
+    NEXT_LAUNCH.with(|n| *n.borrow_mut() = Some(info));
+}
+
+/// Takes the calling thread's next-launch description, if any.
+pub(crate) fn take_next_launch() -> Option<LaunchInfo> {
+    NEXT_LAUNCH.with(|n| n.borrow_mut().take())
+}
