@@ -1,17 +1,140 @@
-//! (Being built.)
+//! `cargo xtask merge-reports DIR... [--out DIR]`: join partitioned runs' reports into one.
+//!
+//! Each DIR is a run's report directory (it holds `report.json`). The merged `report.json` and a
+//! `junit.xml` regenerated from it are written to `--out` (default `target/onboard/merged` under the
+//! workspace root) and the merged summary is printed. The merge rules live in
+//! `runner::report::merge`; this file only parses the command line and prints.
+//!
+//! Exit status: 0 when the reports were merged (whatever their verdicts: the partition jobs carry
+//! those), 2 for bad input (a missing directory or report, an unreadable report, a case present in
+//! two partitions, runs that disagree on arch, platform or `--flaky-result`), with a one-line error.
 
+use std::error::Error as _;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+use runner::report::{
+    merge, read_run_dirs, render_summary, write_merged, ReportError, JUNIT_XML, REPORT_JSON,
+};
 
 /// Arguments.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Anything, until this command exists.
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    rest: Vec<String>,
+    /// Report directories of the runs to join (each holds a report.json).
+    #[arg(required = true, value_name = "DIR")]
+    dirs: Vec<PathBuf>,
+    /// Where to write the merged report.json and junit.xml [default: target/onboard/merged].
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+}
+
+fn default_out() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("target")
+        .join("onboard")
+        .join("merged")
+}
+
+/// The error and its causes on one line.
+fn one_line(err: &ReportError) -> String {
+    let mut s = err.to_string();
+    let mut cause = err.source();
+    while let Some(c) = cause {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        cause = c.source();
+    }
+    s.replace('\n', " ")
 }
 
 /// Runs the command.
 pub fn run(args: Args) -> ExitCode {
-    eprintln!("not built yet: {:?}", args.rest);
-    ExitCode::from(2)
+    let out = args.out.unwrap_or_else(default_out);
+    let merged = read_run_dirs(&args.dirs).and_then(|sources| merge(&sources));
+    let merged = match merged.and_then(|m| write_merged(&out, &m).map(|()| m)) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("merge-reports: failed to {}", one_line(&e));
+            return ExitCode::from(2);
+        }
+    };
+    print!("{}", render_summary(&merged));
+    println!(
+        "merged {} run(s) into {} ({REPORT_JSON}, {JUNIT_XML})",
+        merged.partitions.len(),
+        out.display()
+    );
+    ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use runner::report::{
+        read_report, Attempt, AttemptOutcome, DriverReport, FlakyResult, Platform, RunBuilder, RunInfo,
+    };
+
+    fn run_dir(root: &Path, run_id: &str, cases: &[&str]) -> PathBuf {
+        let mut b = RunBuilder::new(RunInfo {
+            arch: platform_common::Arch::A5,
+            platform: Platform::Sim,
+            driver: DriverReport {
+                kind: platform_common::driver::DriverKind::Sim,
+                library: None,
+            },
+            devices: vec![0],
+            run_id: run_id.into(),
+            started_at: "2024-05-01T12:00:00.000Z".into(),
+        });
+        for id in cases {
+            b.add_case(id, id.split("::").next().unwrap(), "rt").unwrap();
+            let attempt = Attempt {
+                device: Some(0),
+                pid: Some(1),
+                outcome: AttemptOutcome::Passed,
+                duration_ms: 3,
+                started_ms: 0,
+                error: None,
+            };
+            b.push_attempt(id, attempt).unwrap();
+        }
+        let dir = root.join(run_id);
+        runner::report::write_run_files(&dir, &b.finish(10, FlakyResult::Pass)).unwrap();
+        dir
+    }
+
+    fn args(dirs: Vec<PathBuf>, out: &Path) -> Args {
+        Args {
+            dirs,
+            out: Some(out.to_owned()),
+        }
+    }
+
+    #[test]
+    fn merges_two_runs_into_out() {
+        let tmp = tempfile::tempdir().unwrap();
+        let a = run_dir(tmp.path(), "p1", &["A::x", "A::y"]);
+        let b = run_dir(tmp.path(), "p2", &["B::z"]);
+        let out = tmp.path().join("merged");
+        assert_eq!(run(args(vec![a, b], &out)), ExitCode::SUCCESS);
+        let merged = read_report(&out.join(REPORT_JSON)).unwrap();
+        assert_eq!(merged.summary.total, 3);
+        assert_eq!(merged.summary.passed, 3);
+        assert!(out.join(JUNIT_XML).is_file());
+    }
+
+    #[test]
+    fn bad_input_is_exit_2_and_writes_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let a = run_dir(tmp.path(), "p1", &["A::x"]);
+        let dup = run_dir(tmp.path(), "p2", &["A::x"]);
+        let out = tmp.path().join("merged");
+        assert_eq!(run(args(vec![a.clone(), dup], &out)), ExitCode::from(2));
+        assert_eq!(
+            run(args(vec![a, tmp.path().join("missing")], &out)),
+            ExitCode::from(2)
+        );
+        assert!(!out.exists());
+    }
 }

@@ -16,8 +16,9 @@
 //!
 //! Design choices: one process-global driver, as CANN has one runtime per process (a copy of the
 //! library under another file name is another "process": tests use this to run several in one
-//! test binary); its current device is the process's, where CANN keeps one per thread: callers
-//! that follow the `Driver` contract (one card per thread) cannot tell the difference; no lease crosses the C ABI, as none crosses CANN's: the caller's type system
+//! test binary); like CANN's, its current device is kept per thread (`aclrtSetDevice` selects the
+//! calling thread's), so a caller that drives two cards from one thread fails here as it would
+//! on a card; no lease crosses the C ABI, as none crosses CANN's: the caller's type system
 //! holds it (`AclDriver::reset_device_force` takes `&DeviceLease`). This crate never decides what a
 //! code means; the simulator returns it and the export passes it on.
 

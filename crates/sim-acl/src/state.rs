@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 
 use platform_common::driver::LaunchOrigin;
 use platform_common::lease::LeaseConfig;
-use platform_common::sim::{SimConfig, SimDriver, ENV_SIM_CARDS, ENV_SIM_ROOT};
+use platform_common::sim::{CurrentDevice, SimConfig, SimDriver, ENV_SIM_CARDS, ENV_SIM_ROOT};
 use platform_common::timeouts::{TimeoutProfile, Timeouts};
 use platform_common::Arch;
 
@@ -75,7 +75,9 @@ fn build() -> Result<Sim, String> {
     };
     tracing::debug!(?cfg, "libsim_acl ready");
     Ok(Sim {
-        driver: SimDriver::new(cfg),
+        // One value serves every thread of the process: like CANN, each thread has its own
+        // current device.
+        driver: SimDriver::new(cfg).with_current_device(CurrentDevice::PerThread),
         settings,
         leases,
     })

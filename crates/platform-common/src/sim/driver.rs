@@ -10,6 +10,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
 use super::aicore::{AicoreOp, OpMode};
@@ -36,8 +37,31 @@ const REGISTRATION_BYTES: usize = 4096;
 /// Where the simulated register windows start (a fake address, never dereferenced).
 const REGISTER_BASE: u64 = 0x7a00_0000_0000;
 
+/// Whose current device [`Driver::set_device`] selects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CurrentDevice {
+    /// One per `SimDriver` value, whichever thread calls (the in-process simulator).
+    #[default]
+    PerValue,
+    /// One per calling thread, as CANN keeps it (`aclrtSetDevice`): for a value that serves every
+    /// thread of a process (`libsim_acl.so`). A thread that never selected a device has none.
+    PerThread,
+}
+
+impl CurrentDevice {
+    /// The key of the calling thread's current device.
+    fn key(self) -> Option<ThreadId> {
+        match self {
+            Self::PerValue => None,
+            Self::PerThread => Some(std::thread::current().id()),
+        }
+    }
+}
+
 /// One process's view of the simulated cards. See the module docs; the card rules are in DESIGN
 /// section 4. Create one per simulated process: two values in one process behave as two processes.
+/// Its current device is kept per value unless built [`SimDriver::with_current_device`]
+/// [`CurrentDevice::PerThread`].
 #[derive(Debug)]
 pub struct SimDriver {
     cfg: SimConfig,
@@ -45,11 +69,13 @@ pub struct SimDriver {
     stats: StatCounters,
     next_handle: AtomicU64,
     initialized: AtomicBool,
+    scope: CurrentDevice,
 }
 
 #[derive(Debug, Default)]
 struct Inner {
-    current: Option<DeviceId>,
+    /// The current device, per [`CurrentDevice::key`].
+    current: HashMap<Option<ThreadId>, DeviceId>,
     contexts: HashMap<DeviceId, Context>,
 }
 
@@ -66,7 +92,14 @@ impl SimDriver {
             stats: StatCounters::default(),
             next_handle: AtomicU64::new(1),
             initialized: AtomicBool::new(false),
+            scope: CurrentDevice::PerValue,
         }
+    }
+
+    /// The same driver keeping its current device as `scope` says.
+    pub fn with_current_device(mut self, scope: CurrentDevice) -> Self {
+        self.scope = scope;
+        self
     }
 
     /// The driver's counters so far.
@@ -109,7 +142,7 @@ impl SimDriver {
     ) -> DriverResult<T> {
         self.stats.call();
         let mut inner = self.lock();
-        let ctx = current(&mut inner, call)?;
+        let ctx = current(&mut inner, self.scope, call)?;
         ctx.check_generation(call)?;
         f(ctx)
     }
@@ -139,8 +172,8 @@ impl SimDriver {
     }
 }
 
-fn current(inner: &mut Inner, call: DriverCall) -> DriverResult<&mut Context> {
-    let Some(card) = inner.current else {
+fn current(inner: &mut Inner, scope: CurrentDevice, call: DriverCall) -> DriverResult<&mut Context> {
+    let Some(&card) = inner.current.get(&scope.key()) else {
         return fail(call, codes::RT_CONTEXT_NULL);
     };
     inner
@@ -192,7 +225,7 @@ impl Driver for SimDriver {
                 inner.contexts.insert(device, ctx);
             }
         }
-        inner.current = Some(device);
+        inner.current.insert(self.scope.key(), device);
         Ok(())
     }
 
@@ -409,7 +442,7 @@ impl Driver for SimDriver {
         let call = DriverCall::LaunchAicore;
         self.stats.call();
         let mut inner = self.lock();
-        let ctx = current(&mut inner, call)?;
+        let ctx = current(&mut inner, self.scope, call)?;
         ctx.check_generation(call)?;
         ctx.refuse_if_sticky(call)?;
         let s = ctx.stream(call, stream)?;

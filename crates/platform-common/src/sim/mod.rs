@@ -34,7 +34,7 @@ mod stream;
 pub use card_file::{card_state, start_run, CardCounters, CardState};
 pub use config::{SimConfig, DEFAULT_CARDS, ENV_SIM_CARDS, ENV_SIM_ROOT};
 pub use context::sticky_code;
-pub use driver::SimDriver;
+pub use driver::{CurrentDevice, SimDriver};
 pub use error::SimError;
 pub use plan::{CardSel, Fault, FaultPlan, FaultPlanError, FaultRule, PlanErrorKind, ENV_SIM_FAULTS};
 pub use stats::SimStats;

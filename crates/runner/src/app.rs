@@ -1,0 +1,269 @@
+//! The suite binary's `main`: parse the command line, then be a lane or the dispatcher.
+//!
+//! This module owns turning settings into a checked [`RunPlan`] (every bad input a one-line
+//! error, exit 2), `--list`, the closing summary and the exit status (DESIGN section 3: 0 when every
+//! verdict is passed, flaky or skipped; 1 when any is failed, timed out or crashed; 2 for bad usage
+//! or input). It never decides a verdict.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::SystemTime;
+
+use platform_common::Arch;
+
+use crate::bench_suite;
+use crate::case::Suite;
+use crate::cli::{self, Cli, Parsed, SuiteArg, DEFAULT_CASE_TIMEOUT};
+use crate::dispatch::{self, DispatchStats, LaneCommand, RunPlan};
+use crate::lane::{self, LaneConfig};
+use crate::platform::{self, PlatformInfo};
+use crate::report::model::Platform;
+use crate::report::render_summary;
+use crate::select::{self, Filter, Selection};
+
+/// Runs the suite binary with the process's arguments; `builtin` gives the built-in suite of an
+/// arch.
+pub fn main(builtin: fn(Arch) -> Suite) -> ExitCode {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    let lane_mode = args.iter().any(|a| a == crate::protocol::LANE_FLAG);
+    init_tracing(if lane_mode { "error" } else { "warn" });
+    let cli = match cli::parse(args) {
+        Parsed::Run(cli) => cli,
+        Parsed::Printed => return ExitCode::SUCCESS,
+        Parsed::Usage(msg) => return usage(&msg),
+    };
+    let suite = match cli.suite {
+        SuiteArg::Builtin => builtin(cli.arch),
+        SuiteArg::Bench => bench_suite::suite(),
+    };
+    if let Err(e) = suite.validate() {
+        return usage(&format!("the {} suite is invalid: {e}", cli.suite.name()));
+    }
+    if cli.lane {
+        return lane_main(&cli, suite);
+    }
+    match dispatch_main(&cli, &suite) {
+        Ok(code) => code,
+        Err(msg) => usage(&msg),
+    }
+}
+
+fn usage(msg: &str) -> ExitCode {
+    eprintln!("error: {msg}");
+    ExitCode::from(2)
+}
+
+fn init_tracing(default: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .try_init();
+}
+
+fn lane_main(cli: &Cli, suite: Suite) -> ExitCode {
+    let Some(device) = cli.device else {
+        return usage("--lane needs --device");
+    };
+    let cfg = LaneConfig {
+        arch: cli.arch,
+        platform: cli.platform.map_or(Platform::Sim, Into::into),
+        device,
+    };
+    let code = lane::main(cfg, suite);
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
+}
+
+/// The dispatcher: check everything, take the cards, run, report.
+fn dispatch_main(cli: &Cli, suite: &Suite) -> Result<ExitCode, String> {
+    let filter = Filter {
+        selectors: cli.cases.clone(),
+        runtime: cli.runtime.clone(),
+        partition: cli.partition,
+    };
+    let selection = select::select(suite, cli.arch, &filter).map_err(|e| e.to_string())?;
+    if cli.list {
+        print_list(suite, &selection);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let platform_kind = cli.platform.map_or_else(platform::default_platform, Into::into);
+    let info = platform::info(platform_kind, cli.arch).map_err(|e| e.to_string())?;
+    let faults = fault_plan(cli, &info)?;
+    let run_id = run_id();
+    let default_num = match info.platform {
+        Platform::Sim => 2,
+        Platform::Onboard => info.cards,
+    };
+    let leases = dispatch::take_leases(
+        &info.leases,
+        &cli.devices,
+        cli.device_num,
+        default_num,
+        info.cards,
+        &run_id,
+    )
+    .map_err(|e| e.to_string())?;
+    let devices: Vec<u32> = leases.iter().map(|l| l.card()).collect();
+    start_platform_run(&info, &devices, faults.as_ref())?;
+    let report_dir = cli
+        .report_dir
+        .clone()
+        .unwrap_or_else(|| target_dir().join("onboard").join(cli.arch.name()).join(&run_id));
+    let command = lane_command(cli, &info, faults.as_ref())?;
+    let plan = RunPlan {
+        arch: cli.arch,
+        platform: info,
+        leases,
+        selection,
+        retries: cli.retries,
+        flaky_result: cli.flaky_result.into(),
+        case_timeout: cli.case_timeout.unwrap_or(DEFAULT_CASE_TIMEOUT),
+        report_dir: report_dir.clone(),
+        run_id,
+        progress: !cli.no_progress,
+        command,
+    };
+    let (report, stats) = dispatch::run(plan, suite).map_err(|e| e.to_string())?;
+    println!("{}", render_summary(&report).trim_end());
+    println!("reports: {}", report_dir.display());
+    if let Some(path) = &cli.stats_out {
+        write_stats(path, &stats);
+    }
+    Ok(ExitCode::from(report.exit_code()))
+}
+
+fn print_list(suite: &Suite, selection: &Selection) {
+    for sc in &selection.classes {
+        let class = &suite.classes[sc.class];
+        for &i in &sc.cases {
+            println!(
+                "{}  ({}, {})",
+                class.case_id(&class.cases[i]),
+                class.runtime,
+                class.kind.name()
+            );
+        }
+    }
+}
+
+/// The fault plan: `--faults`, else `ONBOARD_SIM_FAULTS`; checked against the card count.
+fn fault_plan(cli: &Cli, info: &PlatformInfo) -> Result<Option<String>, String> {
+    let text = match &cli.faults {
+        Some(t) => Some(t.clone()),
+        None => std::env::var(platform_common::sim::ENV_SIM_FAULTS).ok(),
+    };
+    let Some(text) = text.filter(|t| !t.trim().is_empty()) else {
+        return Ok(None);
+    };
+    platform_common::sim::FaultPlan::parse_for_cards(&text, info.cards)
+        .map_err(|e| format!("--faults: {e}"))?;
+    Ok(Some(text))
+}
+
+/// On sim: install the plan and zero the counters of the run's cards.
+fn start_platform_run(info: &PlatformInfo, devices: &[u32], faults: Option<&String>) -> Result<(), String> {
+    #[cfg(feature = "onboard")]
+    if info.platform == Platform::Onboard {
+        return start_acl_run(devices, faults);
+    }
+    let Some(sim) = &info.sim else { return Ok(()) };
+    let plan = match faults {
+        Some(t) => {
+            platform_common::sim::FaultPlan::parse_for_cards(t, info.cards).map_err(|e| e.to_string())?
+        }
+        None => platform_common::sim::FaultPlan::default(),
+    };
+    platform_common::sim::start_run(sim, devices, &plan).map_err(|e| format!("cannot start the sim run: {e}"))
+}
+
+/// On onboard: the simulated CANN library (`libsim_acl.so`) installs the plan and zeroes the
+/// counters through its `cgSimStartRun` extension; a real CANN has none, and then a plan is an error.
+#[cfg(feature = "onboard")]
+fn start_acl_run(devices: &[u32], faults: Option<&String>) -> Result<(), String> {
+    let driver =
+        platform_common::acl::AclDriver::load_default().map_err(|e| format!("--platform onboard: {e}"))?;
+    match driver.start_sim_run(devices, faults.map(String::as_str)) {
+        Ok(true) => Ok(()),
+        Ok(false) if faults.is_some() => Err(format!(
+            "--faults: the loaded CANN ({}) cannot inject faults; fault plans need the simulated \
+             library libsim_acl.so in ONBOARD_ACL_LIB",
+            driver
+                .libraries()
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+        Ok(false) => Ok(()),
+        Err(e) => Err(format!("cannot start the simulated run: {e}")),
+    }
+}
+
+fn lane_command(cli: &Cli, info: &PlatformInfo, faults: Option<&String>) -> Result<LaneCommand, String> {
+    let exe =
+        std::env::current_exe().map_err(|e| format!("cannot find this executable to start lanes: {e}"))?;
+    let args: Vec<OsString> = [
+        "--arch",
+        cli.arch.name(),
+        "--platform",
+        info.platform.name(),
+        "--suite",
+        cli.suite.name(),
+    ]
+    .iter()
+    .map(OsString::from)
+    .collect();
+    let mut env = Vec::new();
+    if info.platform == Platform::Onboard {
+        // The CANN-ABI simulator library reads its plan from the environment.
+        if let Some(f) = faults {
+            env.push((
+                OsString::from(platform_common::sim::ENV_SIM_FAULTS),
+                OsString::from(f),
+            ));
+        }
+        // The arch libsim_acl.so simulates (real CANN ignores the variable).
+        env.push((
+            OsString::from("ONBOARD_SIM_ARCH"),
+            OsString::from(cli.arch.name()),
+        ));
+    }
+    Ok(LaneCommand { exe, args, env })
+}
+
+/// `<YYYYMMDD>-<HHMMSS>-<pid>` in UTC.
+fn run_id() -> String {
+    let t = crate::report::rfc3339_utc(SystemTime::now());
+    let digits: String = t.chars().take(19).filter(char::is_ascii_digit).collect();
+    let (date, time) = digits.split_at(8.min(digits.len()));
+    format!("{date}-{time}-{}", std::process::id())
+}
+
+/// The cargo target directory: `CARGO_TARGET_DIR`, else the nearest ancestor of this executable
+/// named `target`, else `./target`.
+fn target_dir() -> PathBuf {
+    if let Some(t) = std::env::var_os("CARGO_TARGET_DIR").filter(|t| !t.is_empty()) {
+        return PathBuf::from(t);
+    }
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| {
+            exe.ancestors()
+                .find(|a| a.file_name().is_some_and(|n| n == "target"))
+                .map(Path::to_path_buf)
+        })
+        .unwrap_or_else(|| PathBuf::from("target"))
+}
+
+fn write_stats(path: &Path, stats: &DispatchStats) {
+    let json = serde_json::json!({
+        "cases": stats.cases,
+        "window_us": u64::try_from(stats.window.as_micros()).unwrap_or(u64::MAX),
+    });
+    if let Err(e) = std::fs::write(path, format!("{json}\n")) {
+        tracing::warn!(path = %path.display(), "cannot write the dispatch stats: {e}");
+    }
+}

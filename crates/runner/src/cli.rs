@@ -1,0 +1,261 @@
+//! The suite binary's command line (DESIGN section 3), parsed with clap.
+//!
+//! This module owns the flags and their one-line errors: every bad value is a usage error that
+//! names the bad part (exit 2). Hidden flags start a lane (`--lane --device N`), choose the
+//! benchmark suite (`--suite bench`) and write the benchmark's figures (`--stats-out FILE`). It
+//! never starts a run.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Parser, ValueEnum};
+use platform_common::{Arch, DeviceId};
+
+use crate::dispatch::DeviceSpec;
+use crate::report::model::{FlakyResult, Platform};
+use crate::select::{Partition, Selector};
+
+/// `--platform`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PlatformArg {
+    /// Simulated cards.
+    Sim,
+    /// Real cards through CANN.
+    Onboard,
+}
+
+impl From<PlatformArg> for Platform {
+    fn from(p: PlatformArg) -> Self {
+        match p {
+            PlatformArg::Sim => Platform::Sim,
+            PlatformArg::Onboard => Platform::Onboard,
+        }
+    }
+}
+
+/// `--flaky-result`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FlakyArg {
+    /// A flaky case does not fail the run.
+    Pass,
+    /// A flaky case counts as failed.
+    Fail,
+}
+
+impl From<FlakyArg> for FlakyResult {
+    fn from(f: FlakyArg) -> Self {
+        match f {
+            FlakyArg::Pass => FlakyResult::Pass,
+            FlakyArg::Fail => FlakyResult::Fail,
+        }
+    }
+}
+
+/// `--suite` (hidden).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SuiteArg {
+    /// The built-in suite.
+    Builtin,
+    /// 2000 trivial cases in 20 classes of one runtime (`cargo xtask bench dispatch`).
+    Bench,
+}
+
+impl SuiteArg {
+    /// The name as the flag spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            SuiteArg::Builtin => "builtin",
+            SuiteArg::Bench => "bench",
+        }
+    }
+}
+
+/// The onboard matrix: cardguard's test cases on simulated or real NPU cards.
+#[derive(Debug, Parser)]
+#[command(name = "cardguard-suite", version, about)]
+pub struct Cli {
+    /// The arch: a5 or a2a3.
+    #[arg(long)]
+    pub arch: Arch,
+
+    /// sim or onboard (default: onboard when CANN is found, else sim).
+    #[arg(long, value_enum)]
+    pub platform: Option<PlatformArg>,
+
+    /// Cards to use: a list (0-3, 0,2,5) or auto (the first free ones).
+    #[arg(long, default_value = "auto")]
+    pub devices: DeviceSpec,
+
+    /// With --devices auto: how many cards (default 2 on sim, all free cards on real ones).
+    #[arg(long)]
+    pub device_num: Option<u32>,
+
+    /// Select cases: Class, Class:: or Class::case (repeatable).
+    #[arg(long = "case", value_name = "SELECTOR")]
+    pub cases: Vec<Selector>,
+
+    /// Only classes of this runtime.
+    #[arg(long)]
+    pub runtime: Option<String>,
+
+    /// Extra attempts of a case after a device-class failure, crash or timeout.
+    #[arg(long, default_value_t = 2)]
+    pub retries: u32,
+
+    /// What a case that passes on a retry counts as.
+    #[arg(long, value_enum, default_value = "pass")]
+    pub flaky_result: FlakyArg,
+
+    /// Per-case timeout in seconds (default 300).
+    #[arg(long, value_name = "SECS", value_parser = parse_secs)]
+    pub case_timeout: Option<Duration>,
+
+    /// Fault plan for simulated cards (rules separated by ';', e.g. 'dev=1:op_timeout@3').
+    #[arg(long, value_name = "PLAN")]
+    pub faults: Option<String>,
+
+    /// Where the reports go (default target/onboard/<arch>/<run-id>).
+    #[arg(long, value_name = "DIR")]
+    pub report_dir: Option<PathBuf>,
+
+    /// Run the K-th of N shares of the classes: hash:K/N (K from 1).
+    #[arg(long, value_name = "hash:K/N")]
+    pub partition: Option<Partition>,
+
+    /// No progress bars.
+    #[arg(long)]
+    pub no_progress: bool,
+
+    /// List the selected cases and exit.
+    #[arg(long)]
+    pub list: bool,
+
+    /// Run as a lane (started by the dispatcher).
+    #[arg(long, hide = true, requires = "device")]
+    pub lane: bool,
+
+    /// The lane's card.
+    #[arg(long, hide = true)]
+    pub device: Option<DeviceId>,
+
+    /// Which suite to run.
+    #[arg(long, hide = true, value_enum, default_value = "builtin")]
+    pub suite: SuiteArg,
+
+    /// Write the dispatch window (first assignment to last verdict) as JSON to this file.
+    #[arg(long, hide = true, value_name = "FILE")]
+    pub stats_out: Option<PathBuf>,
+}
+
+/// Default per-case timeout.
+pub const DEFAULT_CASE_TIMEOUT: Duration = Duration::from_secs(300);
+
+fn parse_secs(s: &str) -> Result<Duration, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number of seconds"))?;
+    if !v.is_finite() || v <= 0.0 || v > 1e7 {
+        return Err(format!("{s:?} must be a positive number of seconds"));
+    }
+    Ok(Duration::from_secs_f64(v))
+}
+
+/// What parsing the command line gave.
+#[derive(Debug)]
+pub enum Parsed {
+    /// Run (as the dispatcher or a lane).
+    Run(Box<Cli>),
+    /// Help or version was printed: exit 0.
+    Printed,
+    /// A usage error, one line: exit 2.
+    Usage(String),
+}
+
+/// Parses `args` (with the program name first). Errors become one line naming the bad part.
+pub fn parse(args: impl IntoIterator<Item = OsString>) -> Parsed {
+    match Cli::try_parse_from(args) {
+        Ok(cli) => Parsed::Run(Box::new(cli)),
+        Err(e) => match e.kind() {
+            clap::error::ErrorKind::DisplayHelp
+            | clap::error::ErrorKind::DisplayVersion
+            | clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+                let _ = e.print();
+                Parsed::Printed
+            }
+            _ => Parsed::Usage(one_line(&e.to_string())),
+        },
+    }
+}
+
+/// The first paragraph of a clap message on one line, without its `error: ` prefix (a message
+/// ending in `:` continues on indented lines, e.g. the missing required arguments).
+fn one_line(text: &str) -> String {
+    let para: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .skip_while(|l| l.is_empty())
+        .take_while(|l| !l.is_empty())
+        .collect();
+    let line = if para.is_empty() {
+        "bad usage".to_owned()
+    } else {
+        para.join(" ")
+    };
+    line.strip_prefix("error: ").unwrap_or(&line).to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(args: &[&str]) -> Parsed {
+        parse(
+            std::iter::once("cardguard-suite")
+                .chain(args.iter().copied())
+                .map(OsString::from),
+        )
+    }
+
+    fn usage(args: &[&str]) -> String {
+        match p(args) {
+            Parsed::Usage(m) => m,
+            other => panic!("expected a usage error for {args:?}, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn defaults() {
+        let Parsed::Run(cli) = p(&["--arch", "a5"]) else {
+            panic!()
+        };
+        assert_eq!(cli.arch, Arch::A5);
+        assert_eq!(cli.devices, DeviceSpec::Auto);
+        assert_eq!(cli.retries, 2);
+        assert_eq!(cli.flaky_result, FlakyArg::Pass);
+        assert!(cli.cases.is_empty() && !cli.lane && !cli.list);
+    }
+
+    #[test]
+    fn every_bad_value_is_one_line_naming_it() {
+        for (args, needle) in [
+            (vec!["--arch", "a9"], "a9"),
+            (vec![], "--arch"),
+            (vec!["--arch", "a5", "--platform", "gpu"], "gpu"),
+            (vec!["--arch", "a5", "--devices", "3-1"], "3-1"),
+            (vec!["--arch", "a5", "--device-num", "x"], "x"),
+            (vec!["--arch", "a5", "--case", "A::b::c"], "A::b::c"),
+            (vec!["--arch", "a5", "--retries", "-1"], "-1"),
+            (vec!["--arch", "a5", "--flaky-result", "maybe"], "maybe"),
+            (vec!["--arch", "a5", "--case-timeout", "0"], "0"),
+            (vec!["--arch", "a5", "--case-timeout", "soon"], "soon"),
+            (vec!["--arch", "a5", "--partition", "hash:3/2"], "hash:3/2"),
+            (vec!["--arch", "a5", "--bogus"], "--bogus"),
+        ] {
+            let m = usage(&args);
+            assert!(!m.contains('\n'), "{m}");
+            assert!(m.contains(needle), "{args:?}: {m}");
+        }
+    }
+}

@@ -1,0 +1,126 @@
+//! The dispatcher: the parent process of a run.
+//!
+//! It takes every card's lease first and holds them for the whole run, starts the simulated run on
+//! those cards (plan installed, counters zeroed), starts one lane per card, hands out classes
+//! dynamically, watches time, reads the poison sink, retries, respawns, quarantines, merges one
+//! verdict per case and writes the reports (DESIGN section 5, steps 5 to 8).
+//!
+//! - `leases`: `--devices` / `--device-num`.
+//! - `work`: the cases' bookkeeping and the queue.
+//! - `lane_proc`: lane processes and their reader threads.
+//! - `event_loop`: every decision, in one loop over lane events.
+//!
+//! It never runs a case itself.
+
+mod event_loop;
+mod lane_proc;
+mod leases;
+mod work;
+
+pub use event_loop::{DispatchStats, BATCHES_IN_FLIGHT, KILL_GRACE, MAX_LANE_DEATHS};
+pub use lane_proc::LaneCommand;
+pub use leases::{take as take_leases, BadDeviceList, DeviceSpec, TakeError};
+
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
+
+use platform_common::{Arch, DeviceLease};
+
+use crate::case::Suite;
+use crate::platform::PlatformInfo;
+use crate::report::model::{Event, FlakyResult, RunInfo, RunReport};
+use crate::report::{ReportError, Reporter};
+use crate::select::Selection;
+use event_loop::{Dispatcher, LoopSettings};
+use work::Work;
+
+/// Everything a run needs, checked.
+#[derive(Debug)]
+pub struct RunPlan {
+    /// The arch.
+    pub arch: Arch,
+    /// The platform and its settings.
+    pub platform: PlatformInfo,
+    /// The cards, leased.
+    pub leases: Vec<DeviceLease>,
+    /// The selected cases.
+    pub selection: Selection,
+    /// Extra attempts after a device-class failure.
+    pub retries: u32,
+    /// What a flaky case counts as.
+    pub flaky_result: FlakyResult,
+    /// Per-case timeout.
+    pub case_timeout: Duration,
+    /// The report directory.
+    pub report_dir: PathBuf,
+    /// The run's id.
+    pub run_id: String,
+    /// Whether to draw progress bars.
+    pub progress: bool,
+    /// How lanes are started.
+    pub command: LaneCommand,
+}
+
+/// A run that could not be carried out to its report.
+#[derive(Debug, thiserror::Error)]
+pub enum DispatchError {
+    /// The report directory or its files could not be written.
+    #[error("failed to write the reports: {0}")]
+    Report(#[from] ReportError),
+}
+
+/// Runs the plan to its report.
+pub fn run(plan: RunPlan, suite: &Suite) -> Result<(RunReport, DispatchStats), DispatchError> {
+    let devices: Vec<u32> = plan.leases.iter().map(DeviceLease::card).collect();
+    let info = RunInfo {
+        arch: plan.arch,
+        platform: plan.platform.platform,
+        driver: plan.platform.driver.clone(),
+        devices: devices.clone(),
+        run_id: plan.run_id.clone(),
+        started_at: crate::report::rfc3339_utc(SystemTime::now()),
+    };
+    let mut reporter = Reporter::create(&plan.report_dir, info, plan.progress)?;
+    let mut work = Work::new(suite, &plan.selection);
+    reporter.event(&Event::RunStarted {
+        at_ms: 0,
+        run_id: plan.run_id.clone(),
+        arch: plan.arch,
+        platform: plan.platform.platform,
+        devices: devices.clone(),
+        cases: work.cases().len() as u64,
+    })?;
+    for i in 0..work.cases().len() {
+        let c = work.case(i);
+        let class = &suite.classes[c.class];
+        reporter.add_case(&c.id, &class.name, &class.runtime.name)?;
+    }
+    for i in 0..work.cases().len() {
+        let c = work.case(i);
+        let Some((_, spec)) = suite.find_case(&c.id) else {
+            continue;
+        };
+        if spec.device_count as usize > devices.len() {
+            let reason = format!("needs {} cards, the run has {}", spec.device_count, devices.len());
+            let id = c.id.clone();
+            let at_ms = reporter.elapsed_ms();
+            reporter.event(&Event::CaseSkipped { at_ms, id, reason })?;
+            work.withdraw(i);
+        }
+    }
+    let settings = LoopSettings {
+        retries: plan.retries,
+        case_timeout: plan.case_timeout,
+        command: plan.command,
+        sink_dir: plan.report_dir.clone(),
+        close_timeout: close_timeout(&plan.platform),
+    };
+    let (reporter, stats) = Dispatcher::new(settings, work, plan.leases, reporter).run();
+    let report = reporter.finish(plan.flaky_result)?;
+    Ok((report, stats))
+}
+
+/// How long lanes may take to close their pools at the end: generous (a finalize may force-reset).
+fn close_timeout(p: &PlatformInfo) -> Duration {
+    (p.timeouts.stream_sync * 2 + p.timeouts.op_execute) * 3 + Duration::from_secs(10)
+}

@@ -1,0 +1,252 @@
+//! The dispatcher's view of the run's cases: what each has been through, and the queue of work
+//! not yet handed to a lane.
+//!
+//! This file owns the bookkeeping only: units of work (a class's selected cases, or one case to
+//! retry) in hand-out order, attempt counts, and which cases have their final verdict. It never
+//! talks to a lane and never records a report event.
+
+use std::collections::{HashMap, VecDeque};
+
+use crate::case::Suite;
+use crate::select::{Selection, Selector};
+
+/// One selected case.
+#[derive(Debug, Clone)]
+pub struct CaseState {
+    /// `Class::case`.
+    pub id: String,
+    /// Index of its class in the suite.
+    pub class: usize,
+    /// Its class's name.
+    pub class_name: String,
+    /// Cards it needs (more than one: it runs in the multi-card phase).
+    pub devices: u32,
+    /// Attempts recorded so far.
+    pub attempts: u32,
+    /// Whether its verdict is final.
+    pub done: bool,
+}
+
+/// A piece of work handed to a lane in one assignment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unit {
+    /// Case indices, run in this order.
+    pub cases: Vec<usize>,
+}
+
+/// Every selected case and the queue of work.
+#[derive(Debug, Default)]
+pub struct Work {
+    cases: Vec<CaseState>,
+    index: HashMap<String, usize>,
+    queue: VecDeque<Unit>,
+    multi: VecDeque<usize>,
+    open: usize,
+}
+
+impl Work {
+    /// The run's cases, one unit per selected class, in hand-out order.
+    pub fn new(suite: &Suite, selection: &Selection) -> Self {
+        let mut w = Work::default();
+        for sc in &selection.classes {
+            let class = &suite.classes[sc.class];
+            let mut unit = Vec::new();
+            for &ci in &sc.cases {
+                let id = class.case_id(&class.cases[ci]);
+                let devices = class.cases[ci].device_count;
+                w.index.insert(id.clone(), w.cases.len());
+                if devices > 1 {
+                    w.multi.push_back(w.cases.len());
+                } else {
+                    unit.push(w.cases.len());
+                }
+                w.cases.push(CaseState {
+                    id,
+                    class: sc.class,
+                    class_name: class.name.clone(),
+                    devices,
+                    attempts: 0,
+                    done: false,
+                });
+            }
+            if !unit.is_empty() {
+                w.queue.push_back(Unit { cases: unit });
+            }
+        }
+        w.open = w.cases.len();
+        w
+    }
+
+    /// Every case.
+    pub fn cases(&self) -> &[CaseState] {
+        &self.cases
+    }
+
+    /// One case.
+    pub fn case(&self, i: usize) -> &CaseState {
+        &self.cases[i]
+    }
+
+    /// One case, mutably.
+    pub fn case_mut(&mut self, i: usize) -> &mut CaseState {
+        &mut self.cases[i]
+    }
+
+    /// The index of case `id`.
+    pub fn index_of(&self, id: &str) -> Option<usize> {
+        self.index.get(id).copied()
+    }
+
+    /// Takes a case out of the run before it is handed out (a skip).
+    pub fn withdraw(&mut self, i: usize) {
+        for u in &mut self.queue {
+            u.cases.retain(|c| *c != i);
+        }
+        self.queue.retain(|u| !u.cases.is_empty());
+        self.multi.retain(|c| *c != i);
+        self.finish(i);
+    }
+
+    /// Marks a case's verdict final.
+    pub fn finish(&mut self, i: usize) {
+        if !self.cases[i].done {
+            self.cases[i].done = true;
+            self.open -= 1;
+        }
+    }
+
+    /// Whether every case has its final verdict.
+    pub fn all_done(&self) -> bool {
+        self.open == 0
+    }
+
+    /// Cases without a final verdict, in order.
+    pub fn open_cases(&self) -> Vec<usize> {
+        (0..self.cases.len()).filter(|i| !self.cases[*i].done).collect()
+    }
+
+    /// The next unit to hand out.
+    pub fn pop(&mut self) -> Option<Unit> {
+        self.queue.pop_front()
+    }
+
+    /// Whether work is waiting for a lane.
+    pub fn has_queued(&self) -> bool {
+        !self.queue.is_empty()
+    }
+
+    /// Queues a retry of one case ahead of everything else (a multi-card case: in the
+    /// multi-card queue).
+    pub fn push_retry(&mut self, i: usize) {
+        if self.cases[i].devices > 1 {
+            self.multi.push_front(i);
+        } else {
+            self.queue.push_front(Unit { cases: vec![i] });
+        }
+    }
+
+    /// Whether multi-card cases wait for the multi-card phase.
+    pub fn has_multi(&self) -> bool {
+        !self.multi.is_empty()
+    }
+
+    /// Takes every waiting multi-card case, in order.
+    pub fn take_multi(&mut self) -> Vec<usize> {
+        self.multi.drain(..).collect()
+    }
+
+    /// Cards the waiting multi-card cases need at most.
+    pub fn multi_cards(&self) -> u32 {
+        self.multi
+            .iter()
+            .map(|&i| self.cases[i].devices)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Puts unfinished cases back at the front of the queue, in order, one unit per run of cases
+    /// of the same class.
+    pub fn requeue(&mut self, cases: &[usize]) {
+        let mut units: Vec<Unit> = Vec::new();
+        let mut multi = Vec::new();
+        for &i in cases {
+            if self.cases[i].done {
+                continue;
+            }
+            if self.cases[i].devices > 1 {
+                multi.push(i);
+                continue;
+            }
+            match units.last_mut() {
+                Some(u) if self.cases[u.cases[0]].class == self.cases[i].class => u.cases.push(i),
+                _ => units.push(Unit { cases: vec![i] }),
+            }
+        }
+        for u in units.into_iter().rev() {
+            self.queue.push_front(u);
+        }
+        for i in multi.into_iter().rev() {
+            self.multi.push_front(i);
+        }
+    }
+
+    /// Drops every queued unit (no card can run them).
+    pub fn clear_queue(&mut self) {
+        self.queue.clear();
+        self.multi.clear();
+    }
+
+    /// The cases among `outstanding` that `selector` names (sink selectors), in order.
+    pub fn expand(&self, selector: &Selector, outstanding: &[usize]) -> Vec<usize> {
+        outstanding
+            .iter()
+            .copied()
+            .filter(|&i| {
+                let c = &self.cases[i];
+                let name =
+                    c.id.strip_prefix(&c.class_name)
+                        .and_then(|s| s.strip_prefix("::"));
+                name.is_some_and(|n| selector.matches(&c.class_name, n))
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::case::{CaseSpec, ClassSpec, Runtime};
+    use crate::select::{select, Filter};
+    use platform_common::Arch;
+
+    fn work() -> Work {
+        let rt = Runtime::new("r");
+        let suite = Suite::new()
+            .class(ClassSpec::pooled("A", rt.clone()).cases([CaseSpec::trivial("x"), CaseSpec::trivial("y")]))
+            .class(ClassSpec::pooled("B", rt).case(CaseSpec::trivial("z")));
+        let sel = select(&suite, Arch::A5, &Filter::default()).unwrap();
+        Work::new(&suite, &sel)
+    }
+
+    #[test]
+    fn units_requeue_and_expand() {
+        let mut w = work();
+        assert_eq!(w.pop().unwrap().cases, vec![0, 1]);
+        w.push_retry(2);
+        w.requeue(&[0, 1]);
+        assert_eq!(w.pop().unwrap().cases, vec![0, 1]);
+        assert_eq!(w.pop().unwrap().cases, vec![2]);
+        assert_eq!(w.pop().unwrap().cases, vec![2]);
+        assert!(w.pop().is_none());
+        let sel: Selector = "A::".parse().unwrap();
+        assert_eq!(w.expand(&sel, &[2, 1, 0]), vec![1, 0]);
+        let sel: Selector = "A::y".parse().unwrap();
+        assert_eq!(w.expand(&sel, &[0, 1]), vec![1]);
+        w.finish(0);
+        w.finish(0);
+        assert_eq!(w.open_cases(), vec![1, 2]);
+        w.withdraw(1);
+        w.finish(2);
+        assert!(w.all_done());
+    }
+}

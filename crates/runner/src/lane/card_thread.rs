@@ -1,0 +1,306 @@
+//! One further card of the multi-card lane, driven from a thread of its own for the lane's whole
+//! life.
+//!
+//! CANN keeps one current device per *thread* (`aclrtSetDevice`), so a thread that builds workers
+//! on two cards leaves the first one acting on the second card's context. The rule of the lane is
+//! therefore one card, one thread: the lane's own card is driven from the lane's main thread (its
+//! pool, its standalone and multi-card workers), and every further card a multi-card lane holds is
+//! driven from its [`CardThread`], which builds that card's [`ChipWorker`], runs the case's work on
+//! it and closes it (finalize, with the card's lease), each step a request on a channel answered on
+//! a channel of its own.
+//!
+//! This file owns that thread and its requests. It never judges a case, never escalates and never
+//! talks to the dispatcher (the session does); a panic on the thread is carried over to the caller
+//! (the lane then dies as a crash, which the dispatcher handles).
+
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use platform_common::runner_base::{FinalizeError, FinalizeReport, InitError};
+use platform_common::{DeviceId, DeviceLease, FailureClass};
+
+use crate::case::{Body, CaseSpec, Runtime};
+use crate::exec::{self, CaseRun};
+use crate::report::model::ErrorReport;
+use crate::worker::{ChipWorker, WorkerEnv};
+
+/// What closing a card's worker gave (`None`: no worker was built).
+pub type Closed = Option<Result<FinalizeReport, FinalizeError>>;
+
+/// A request to a card's thread, with the channel its answer goes back on.
+enum Job {
+    /// Build the card's worker for this runtime (closing any previous one first).
+    Init(Runtime, Sender<Result<(), InitError>>),
+    /// Run this compute case on the worker.
+    Run(Box<CaseSpec>, Sender<CaseRun>),
+    /// Close the worker.
+    Close(Sender<Closed>),
+}
+
+/// An answer still to come from a card's thread.
+#[derive(Debug)]
+#[must_use = "a request's answer must be waited for"]
+pub struct Pending<T>(Receiver<T>);
+
+/// The thread driving one further card of a multi-card lane. Dropping it lets the thread end
+/// once its requests stop, without waiting for it (a thread stuck in a stalled run must not hold
+/// the lane); [`CardThread::shutdown`] waits.
+#[derive(Debug)]
+pub struct CardThread {
+    card: DeviceId,
+    jobs: Option<Sender<Job>>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl CardThread {
+    /// Starts the thread of `env.device`, which owns `env` (the card's own driver value) for its
+    /// whole life and closes workers with `lease` (that card's lease).
+    pub fn spawn(env: WorkerEnv, lease: Arc<DeviceLease>) -> std::io::Result<Self> {
+        let card = env.device;
+        let (jobs, inbox) = mpsc::channel();
+        let handle = std::thread::Builder::new()
+            .name(format!("lane-card-{card}"))
+            .spawn(move || serve(env, &lease, &inbox))?;
+        Ok(Self {
+            card,
+            jobs: Some(jobs),
+            handle: Some(handle),
+        })
+    }
+
+    /// The card.
+    pub fn card(&self) -> DeviceId {
+        self.card
+    }
+
+    /// Asks the thread to build the card's worker for `runtime`.
+    pub fn init(&mut self, runtime: &Runtime) -> Pending<Result<(), InitError>> {
+        let (tx, rx) = mpsc::channel();
+        self.send(Job::Init(runtime.clone(), tx));
+        Pending(rx)
+    }
+
+    /// Asks the thread to run the compute case `case` on the card's worker.
+    pub fn run(&mut self, case: &CaseSpec) -> Pending<CaseRun> {
+        let (tx, rx) = mpsc::channel();
+        self.send(Job::Run(Box::new(case.clone()), tx));
+        Pending(rx)
+    }
+
+    /// Asks the thread to close the card's worker.
+    pub fn close(&mut self) -> Pending<Closed> {
+        let (tx, rx) = mpsc::channel();
+        self.send(Job::Close(tx));
+        Pending(rx)
+    }
+
+    /// Waits for the answer to a request. If the thread died (a panic), its panic goes on here.
+    pub fn wait<T>(&mut self, pending: Pending<T>) -> T {
+        match pending.0.recv() {
+            Ok(v) => v,
+            Err(_) => self.resume_panic(),
+        }
+    }
+
+    /// Ends the thread once it has answered everything (call with no worker left open) and waits
+    /// for it.
+    pub fn shutdown(mut self) {
+        self.jobs = None;
+        if let Some(h) = self.handle.take() {
+            if h.join().is_err() {
+                tracing::warn!(card = self.card, "the card's thread panicked while shutting down");
+            }
+        }
+    }
+
+    fn send(&mut self, job: Job) {
+        let sent = self.jobs.as_ref().is_some_and(|j| j.send(job).is_ok());
+        if !sent {
+            self.resume_panic();
+        }
+    }
+
+    /// The thread is gone without answering: it can only have panicked. Its panic goes on in the
+    /// caller's thread.
+    fn resume_panic(&mut self) -> ! {
+        self.jobs = None;
+        let card = self.card;
+        match self.handle.take().map(JoinHandle::join) {
+            Some(Err(payload)) => std::panic::resume_unwind(payload),
+            _ => panic!("the thread of card {card} stopped answering without a panic"),
+        }
+    }
+}
+
+/// The thread's loop: one card, one worker at a time, every driver call on this thread.
+fn serve(mut env: WorkerEnv, lease: &DeviceLease, inbox: &Receiver<Job>) {
+    let mut worker: Option<ChipWorker> = None;
+    for job in inbox {
+        match job {
+            Job::Init(runtime, reply) => {
+                let closed = close(&mut worker, lease);
+                if let Some(Err(e)) = closed {
+                    tracing::warn!(card = env.device, "closing the previous worker: {e}");
+                }
+                let built = ChipWorker::init(&env, &runtime).map(|w| {
+                    worker = Some(w);
+                });
+                let _ = reply.send(built);
+            }
+            Job::Run(case, reply) => {
+                let run = match (&case.body, worker.as_mut()) {
+                    (Body::Compute { generator, tolerance }, Some(w)) => {
+                        exec::run_compute(w, &mut env, &case, generator, *tolerance)
+                    }
+                    (Body::Compute { .. }, None) => CaseRun::failed(ErrorReport::new(
+                        FailureClass::Infrastructure,
+                        format!(
+                            "card {}: no worker was built for case {:?}",
+                            env.device, case.name
+                        ),
+                    )),
+                    _ => CaseRun::failed(ErrorReport::new(
+                        FailureClass::Usage,
+                        format!("multi-card case {:?} must be a compute case", case.name),
+                    )),
+                };
+                let _ = reply.send(run);
+            }
+            Job::Close(reply) => {
+                let _ = reply.send(close(&mut worker, lease));
+            }
+        }
+    }
+    if let Some(Err(e)) = close(&mut worker, lease) {
+        tracing::warn!(card = env.device, "closing the worker as the lane ends: {e}");
+    }
+}
+
+fn close(worker: &mut Option<ChipWorker>, lease: &DeviceLease) -> Closed {
+    worker.take().map(|w| w.close(lease))
+}
+
+#[cfg(all(test, feature = "sim"))]
+mod tests {
+    use platform_common::kernel::load_builtin;
+    use platform_common::lease::LeaseConfig;
+    use platform_common::sim::{start_run, CurrentDevice, FaultPlan, SimConfig, SimDriver};
+    use platform_common::{Arch, Driver};
+
+    use super::*;
+    use crate::case::ClassSpec;
+    use crate::report::model::AttemptOutcome;
+
+    /// Two simulated cards behind one driver value that keeps the current device per thread, as
+    /// CANN does, with both cards' leases.
+    struct Machine {
+        _dir: tempfile::TempDir,
+        driver: Arc<dyn Driver>,
+        cfg: SimConfig,
+        leases: Vec<Arc<DeviceLease>>,
+    }
+
+    fn machine() -> Machine {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = SimConfig::new(Arch::A5, dir.path().join("sim")).with_cards(2);
+        start_run(&cfg, &[0, 1], &FaultPlan::default()).unwrap();
+        let locks = LeaseConfig {
+            dir: dir.path().join("locks"),
+        };
+        let leases = (0..2)
+            .map(|c| Arc::new(DeviceLease::try_acquire(&locks, c, "card-thread-test").unwrap()))
+            .collect();
+        let driver = SimDriver::new(cfg.clone()).with_current_device(CurrentDevice::PerThread);
+        Machine {
+            _dir: dir,
+            driver: Arc::new(driver),
+            cfg,
+            leases,
+        }
+    }
+
+    fn env(m: &Machine, card: DeviceId) -> WorkerEnv {
+        let mut env = WorkerEnv::new(Arch::A5, Arc::clone(&m.driver), card, m.cfg.timeouts);
+        env.probe_kernel = Some(load_builtin(Arch::A5, "noop").unwrap());
+        env
+    }
+
+    /// The built-in multi-card class and its case.
+    fn multi_card() -> (ClassSpec, CaseSpec) {
+        let suite = crate::suite::builtin(Arch::A5);
+        let class = suite
+            .classes
+            .iter()
+            .find(|c| c.cases.iter().any(|k| k.device_count > 1))
+            .expect("the built-in suite has a multi-card case")
+            .clone();
+        let case = class.cases.iter().find(|k| k.device_count > 1).unwrap().clone();
+        (class, case)
+    }
+
+    fn compute(w: &mut ChipWorker, env: &mut WorkerEnv, case: &CaseSpec) -> CaseRun {
+        let Body::Compute { generator, tolerance } = &case.body else {
+            panic!("not a compute case");
+        };
+        exec::run_compute(w, env, case, generator, *tolerance)
+    }
+
+    #[test]
+    fn each_card_is_driven_from_its_own_thread_on_one_driver_value() {
+        let m = machine();
+        let (class, case) = multi_card();
+        let mut own_env = env(&m, 0);
+        let mut card = CardThread::spawn(env(&m, 1), Arc::clone(&m.leases[1])).unwrap();
+        assert_eq!(card.card(), 1);
+
+        let built = card.init(&class.runtime);
+        let mut own = ChipWorker::init(&own_env, &class.runtime).unwrap();
+        card.wait(built).unwrap();
+        let ran = card.run(&case);
+        let own_run = compute(&mut own, &mut own_env, &case);
+        let other_run = card.wait(ran);
+        assert_eq!(own_run, CaseRun::passed());
+        assert_eq!(other_run, CaseRun::passed());
+        let closed = card.close();
+        own.close(&m.leases[0]).unwrap();
+        assert!(matches!(card.wait(closed), Some(Ok(_))));
+        // Nothing is left to close.
+        let closed = card.close();
+        assert!(card.wait(closed).is_none());
+        card.shutdown();
+    }
+
+    /// The control of the test above: the same driver value driven for both cards from one thread
+    /// leaves the first card's worker acting on the second card's context.
+    #[test]
+    fn two_cards_from_one_thread_are_refused() {
+        let m = machine();
+        let (class, case) = multi_card();
+        let mut env0 = env(&m, 0);
+        let env1 = env(&m, 1);
+        let mut first = ChipWorker::init(&env0, &class.runtime).unwrap();
+        let second = ChipWorker::init(&env1, &class.runtime).unwrap();
+        let run = compute(&mut first, &mut env0, &case);
+        assert_eq!(run.outcome, AttemptOutcome::Failed);
+        assert_eq!(run.error.unwrap().class, FailureClass::DeviceRuntime);
+        let _ = second.close(&m.leases[1]);
+        let _ = first.close(&m.leases[0]);
+    }
+
+    #[test]
+    fn a_panic_on_the_card_thread_goes_on_in_the_caller() {
+        let m = machine();
+        let (class, _) = multi_card();
+        let boom = CaseSpec::compute("boom", &[], |_: Arch, _: u64| -> crate::case::Workload {
+            panic!("generator exploded")
+        });
+        let mut card = CardThread::spawn(env(&m, 1), Arc::clone(&m.leases[1])).unwrap();
+        let built = card.init(&class.runtime);
+        card.wait(built).unwrap();
+        let ran = card.run(&boom);
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| card.wait(ran)));
+        let payload = caught.expect_err("the thread's panic goes on in the caller");
+        assert_eq!(payload.downcast_ref::<&str>(), Some(&"generator exploded"));
+    }
+}

@@ -1,0 +1,83 @@
+//! The lane's stdin: assignments read on their own thread, so the lane knows every case assigned
+//! to it (for the poison sink) and notices at once when the dispatcher is gone.
+//!
+//! This file owns reading and decoding [`ToLane`] lines. Stdin closing while assigned cases are
+//! unfinished means the dispatcher died: the lane exits at once (its lease goes with it). Stdin
+//! closing with nothing pending is the normal end: the main loop closes its pool and exits.
+
+use std::io::BufRead;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Receiver};
+use std::sync::Arc;
+
+use crate::protocol::ToLane;
+
+/// Exit code of a lane whose dispatcher vanished mid-assignment (nobody reads it).
+pub const EXIT_ORPHANED: i32 = 3;
+
+/// What the reader hands the main loop.
+#[derive(Debug)]
+pub enum Input {
+    /// An assignment: run these cases.
+    Run(Vec<String>),
+    /// Stdin closed with nothing pending: close down.
+    Closed,
+}
+
+/// Assigned cases not yet finished, shared by the reader and the main loop.
+#[derive(Debug, Clone, Default)]
+pub struct Pending(Arc<AtomicUsize>);
+
+impl Pending {
+    /// One assigned case is done (call before reporting it, so the dispatcher never closes stdin
+    /// while the count is stale).
+    pub fn done(&self, n: usize) {
+        self.0.fetch_sub(n, Ordering::SeqCst);
+    }
+
+    fn add(&self, n: usize) {
+        self.0.fetch_add(n, Ordering::SeqCst);
+    }
+
+    fn get(&self) -> usize {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// Starts the reader thread on stdin.
+pub fn spawn_reader(pending: Pending) -> Receiver<Input> {
+    let (tx, rx) = mpsc::channel();
+    let spawned = std::thread::Builder::new()
+        .name("lane-stdin".into())
+        .spawn(move || {
+            let stdin = std::io::stdin();
+            for line in stdin.lock().lines() {
+                let Ok(line) = line else { break };
+                if line.trim().is_empty() {
+                    continue;
+                }
+                match serde_json::from_str::<ToLane>(&line) {
+                    Ok(ToLane::Run { cases, .. }) => {
+                        pending.add(cases.len());
+                        if tx.send(Input::Run(cases)).is_err() {
+                            return;
+                        }
+                    }
+                    Err(e) => tracing::warn!("ignoring a malformed assignment line: {e}"),
+                }
+            }
+            if pending.get() > 0 {
+                tracing::warn!(
+                    pending = pending.get(),
+                    "stdin closed with cases pending: the dispatcher is gone; exiting"
+                );
+                std::process::exit(EXIT_ORPHANED);
+            }
+            let _ = tx.send(Input::Closed);
+        });
+    if let Err(e) = spawned {
+        tracing::error!("cannot start the stdin reader: {e}");
+        std::process::exit(EXIT_ORPHANED);
+    }
+    rx
+}

@@ -1,0 +1,511 @@
+//! One lane process's life: hold the card's inherited lease, run assigned cases with the pool,
+//! heal it, and escalate to a fresh process when the card cannot be recovered in-process
+//! (DESIGN section 5, steps 3 and 4).
+//!
+//! This file owns the order of work inside a lane: a pooled case runs on the pooled worker (built
+//! on first use); a device-runtime error retires it (close = force reset) and the next case
+//! rebuilds it; a standalone case runs on a worker of its own after the pooled one is closed; a
+//! multi-card case runs on a worker per card, each card's on its own thread (the lane's own card
+//! on this thread, the others on their [`CardThread`]s): a driver keeps one current device per
+//! thread, so no thread ever drives two cards.
+//! When a reset is not confirmed, or a (re)build fails with a device error, every remaining
+//! assigned case goes to the poison sink and the lane exits with
+//! [`EXIT_NEEDS_FRESH_PROCESS`]. It never retries a case (the dispatcher does) and never skips
+//! one for a legitimate reason (the dispatcher never assigns those).
+
+use std::collections::{HashSet, VecDeque};
+use std::sync::mpsc::{self, Receiver};
+use std::sync::Arc;
+use std::time::Instant;
+
+use platform_common::health::{HealthEvent, HealthSubscriber};
+use platform_common::runner_base::InitError;
+use platform_common::{DeviceId, DeviceLease, FailureClass};
+
+use super::card_thread::{CardThread, Closed};
+use super::hooks::{Hooks, Point};
+use super::input::{Input, Pending, EXIT_ORPHANED};
+use crate::case::{Body, CaseSpec, ClassSpec, Kind, Suite};
+use crate::exec::{self, CaseRun};
+use crate::pool::{Pool, PoolError};
+use crate::protocol::{FromLane, LaneOut, EXIT_NEEDS_FRESH_PROCESS};
+use crate::report::model::{AttemptOutcome, ErrorReport, Platform};
+use crate::sink::{SinkRecord, SinkWriter};
+use crate::worker::{ChipWorker, WorkerEnv};
+
+/// What to do after a case.
+enum Step {
+    /// Go on with the next case.
+    Next,
+    /// The card cannot be recovered in-process.
+    Escalate {
+        reason: String,
+        code: Option<i32>,
+        /// Whether the current case is among the remaining ones (it did not start).
+        include_current: bool,
+    },
+}
+
+/// A running lane.
+pub struct Lane {
+    suite: Suite,
+    env: WorkerEnv,
+    pool: Pool,
+    lease: DeviceLease,
+    /// Leases of further cards, for multi-card cases (the multi-card phase's lane only).
+    extra: Vec<Arc<DeviceLease>>,
+    /// The threads driving those cards (one per card, started by the first case that needs it):
+    /// a thread drives one card, and this one drives the lane's own.
+    cards: Vec<CardThread>,
+    platform: Platform,
+    sink: Option<SinkWriter>,
+    out: LaneOut,
+    health: Receiver<HealthEvent>,
+    hooks: Hooks,
+    input: Receiver<Input>,
+    pending: Pending,
+    started_classes: HashSet<String>,
+}
+
+impl std::fmt::Debug for Lane {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lane")
+            .field("device", &self.env.device)
+            .field("sink", &self.sink)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Lane {
+    /// A lane on `env.device` with its lease, its sink (none for a fresh lane) and its suite.
+    pub fn new(mut env: WorkerEnv, lease: DeviceLease, sink: Option<SinkWriter>, suite: Suite) -> Self {
+        let (tx, health) = mpsc::channel();
+        env.events = Some(HealthSubscriber::channel(tx));
+        let pending = Pending::default();
+        let input = super::input::spawn_reader(pending.clone());
+        Self {
+            suite,
+            env,
+            pool: Pool::new(),
+            lease,
+            extra: Vec::new(),
+            cards: Vec::new(),
+            platform: Platform::Sim,
+            sink,
+            out: LaneOut::new(),
+            health,
+            hooks: Hooks::from_env(),
+            input,
+            pending,
+            started_classes: HashSet::new(),
+        }
+    }
+
+    /// The same lane holding the leases of further cards (for multi-card cases).
+    pub fn with_extra_cards(mut self, platform: Platform, extra: Vec<DeviceLease>) -> Self {
+        self.platform = platform;
+        self.extra = extra.into_iter().map(Arc::new).collect();
+        self
+    }
+
+    /// Runs assignments until stdin closes; returns the process's exit code.
+    pub fn run(mut self) -> i32 {
+        self.send(&FromLane::Ready {
+            pid: std::process::id(),
+        });
+        while let Ok(Input::Run(cases)) = self.input.recv() {
+            let mut queue: VecDeque<String> = cases.into();
+            let mut last = String::new();
+            while let Some(id) = queue.pop_front() {
+                self.hooks.reach(Point::BeforeCase, &id);
+                match self.run_one(&id) {
+                    Step::Next => last = id,
+                    Step::Escalate {
+                        reason,
+                        code,
+                        include_current,
+                    } => {
+                        let mut rest = Vec::new();
+                        if include_current {
+                            rest.push(id);
+                        }
+                        rest.extend(queue.drain(..));
+                        while let Ok(msg) = self.input.try_recv() {
+                            if let Input::Run(more) = msg {
+                                rest.extend(more);
+                            }
+                        }
+                        return self.escalate(&reason, code, &rest);
+                    }
+                }
+            }
+            self.hooks.reach(Point::AfterResult, &last);
+        }
+        if let Some(Err(e)) = self.pool.close(&self.lease) {
+            tracing::warn!(
+                device = self.env.device,
+                "closing the pooled worker at the end: {e}"
+            );
+        }
+        for thread in self.cards.drain(..) {
+            thread.shutdown();
+        }
+        self.flush_health();
+        0
+    }
+
+    fn send(&mut self, msg: &FromLane) {
+        if let Err(e) = self.out.send(msg) {
+            tracing::warn!("cannot write to the dispatcher ({e}): it is gone; exiting");
+            std::process::exit(EXIT_ORPHANED);
+        }
+    }
+
+    fn flush_health(&mut self) {
+        while let Ok(event) = self.health.try_recv() {
+            self.send(&FromLane::Health { event });
+        }
+    }
+
+    fn started(&mut self, class: &str, id: &str) {
+        self.started_classes.insert(class.to_owned());
+        self.send(&FromLane::Started { case: id.to_owned() });
+        self.hooks.reach(Point::DuringCase, id);
+    }
+
+    fn finish(&mut self, id: &str, run: CaseRun, since: Instant) {
+        self.flush_health();
+        self.pending.done(1);
+        let duration_us = u64::try_from(since.elapsed().as_micros()).unwrap_or(u64::MAX);
+        self.send(&FromLane::Finished {
+            case: id.to_owned(),
+            outcome: run.outcome,
+            duration_us,
+            error: run.error,
+        });
+    }
+
+    fn init_failed(&mut self, runtime: &str, e: &InitError) -> Step {
+        self.flush_health();
+        let error = ErrorReport::from_driver(&e.error, e.to_string());
+        self.send(&FromLane::InitFailed {
+            runtime: runtime.to_owned(),
+            error,
+        });
+        Step::Escalate {
+            reason: e.to_string(),
+            code: Some(e.error.code.raw),
+            include_current: true,
+        }
+    }
+
+    fn run_one(&mut self, id: &str) -> Step {
+        let Some((class, case)) = self.suite.find_case(id) else {
+            let since = Instant::now();
+            self.send(&FromLane::Started { case: id.to_owned() });
+            let e = ErrorReport::new(
+                FailureClass::Usage,
+                format!("no case {id:?} in this lane's suite"),
+            );
+            self.finish(id, CaseRun::failed(e), since);
+            return Step::Next;
+        };
+        let (class, case) = (class_head(class), case.clone());
+        match (&case.body, class.kind) {
+            (Body::Trivial, _) => {
+                let since = Instant::now();
+                self.started(&class.name, id);
+                self.finish(id, CaseRun::passed(), since);
+                Step::Next
+            }
+            _ if case.device_count > 1 => self.run_multi(id, &class, &case),
+            (_, Kind::Pooled) => self.run_pooled(id, &class, &case),
+            (_, Kind::Standalone) => self.run_standalone(id, &class, &case),
+        }
+    }
+
+    fn run_pooled(&mut self, id: &str, class: &ClassSpec, case: &CaseSpec) -> Step {
+        match self.pool.worker(&self.env, &class.runtime, &self.lease) {
+            Ok(_) => {}
+            Err(PoolError::Init(e)) => return self.init_failed(&class.runtime.name, &e),
+            Err(PoolError::Close(e)) => {
+                self.flush_health();
+                return Step::Escalate {
+                    reason: e.to_string(),
+                    code: None,
+                    include_current: true,
+                };
+            }
+        }
+        let since = Instant::now();
+        self.started(&class.name, id);
+        let run = match (&case.body, self.pool.current_mut()) {
+            (Body::Compute { generator, tolerance }, Some(worker)) => {
+                exec::run_compute(worker, &mut self.env, case, generator, *tolerance)
+            }
+            _ => CaseRun::failed(ErrorReport::new(
+                FailureClass::Usage,
+                format!("case {id:?} cannot run on a pooled worker (declare its class standalone)"),
+            )),
+        };
+        let retire = run.retire;
+        self.finish(id, run, since);
+        if retire {
+            let closed = self.pool.retire(&self.lease);
+            self.flush_health();
+            if let Some(Err(e)) = closed {
+                return Step::Escalate {
+                    reason: e.to_string(),
+                    code: None,
+                    include_current: false,
+                };
+            }
+        }
+        Step::Next
+    }
+
+    fn run_standalone(&mut self, id: &str, class: &ClassSpec, case: &CaseSpec) -> Step {
+        // One process per card at a time, and one context per card in this process: the pooled
+        // worker is closed before the standalone one is built.
+        if let Some(Err(e)) = self.pool.close(&self.lease) {
+            self.flush_health();
+            return Step::Escalate {
+                reason: e.to_string(),
+                code: None,
+                include_current: true,
+            };
+        }
+        let worker = match ChipWorker::init(&self.env, &class.runtime) {
+            Ok(w) => w,
+            Err(e) => return self.init_failed(&class.runtime.name, &e),
+        };
+        let since = Instant::now();
+        self.started(&class.name, id);
+        let (run, closed) = match &case.body {
+            Body::ExpectOpTimeout(spec) => {
+                exec::run_expect_op_timeout(worker, &mut self.env, &self.lease, case, spec)
+            }
+            Body::Compute { generator, tolerance } => {
+                let mut worker = worker;
+                let run = exec::run_compute(&mut worker, &mut self.env, case, generator, *tolerance);
+                (run, worker.close(&self.lease))
+            }
+            Body::Trivial => (CaseRun::passed(), worker.close(&self.lease)),
+        };
+        self.finish(id, run, since);
+        match closed {
+            Ok(_) => Step::Next,
+            Err(e) => Step::Escalate {
+                reason: e.to_string(),
+                code: None,
+                include_current: false,
+            },
+        }
+    }
+
+    /// A case on several cards, one thread per card (CANN keeps one current device per thread):
+    /// the lane's own card on this thread, every further card on its [`CardThread`]. The pooled
+    /// worker is closed and every card's worker is built at once; once all are ready the case
+    /// starts, every card runs the workload at once, and every worker is closed with its card's
+    /// lease. The first card (in lane order) that fails decides the attempt; a failed build is
+    /// that card's health event (as on a single card) and a close that leaves a card unusable
+    /// escalates.
+    fn run_multi(&mut self, id: &str, class: &ClassSpec, case: &CaseSpec) -> Step {
+        if let Some(Err(e)) = self.pool.close(&self.lease) {
+            self.flush_health();
+            return Step::Escalate {
+                reason: e.to_string(),
+                code: None,
+                include_current: true,
+            };
+        }
+        let Body::Compute { generator, tolerance } = &case.body else {
+            let e = ErrorReport::new(
+                FailureClass::Usage,
+                format!("multi-card case {id:?} must be a compute case"),
+            );
+            return self.fail_at_once(&class.name, id, e);
+        };
+        let need = case.device_count as usize;
+        let held = 1 + self.extra.len();
+        if held < need {
+            let e = ErrorReport::new(
+                FailureClass::Infrastructure,
+                format!("case {id:?} needs {need} cards, this lane holds {held}"),
+            );
+            return self.fail_at_once(&class.name, id, e);
+        }
+        if let Err(e) = self.start_card_threads(need - 1) {
+            return self.fail_at_once(&class.name, id, e);
+        }
+
+        // Build: every card at once, each on its own thread.
+        let others = &mut self.cards[..need - 1];
+        let pending: Vec<_> = others.iter_mut().map(|c| c.init(&class.runtime)).collect();
+        let own = ChipWorker::init(&self.env, &class.runtime);
+        let built: Vec<_> = others.iter_mut().zip(pending).map(|(c, p)| c.wait(p)).collect();
+        let own = own.and_then(|w| match built.into_iter().find_map(Result::err) {
+            None => Ok(w),
+            Some(e) => {
+                log_close(self.env.device, Some(w.close(&self.lease)));
+                Err(e)
+            }
+        });
+        let mut own = match own {
+            Ok(w) => w,
+            Err(e) => {
+                for (card, closed) in self.close_card_threads(need - 1) {
+                    log_close(card, closed);
+                }
+                return self.init_failed(&class.runtime.name, &e);
+            }
+        };
+
+        let since = Instant::now();
+        self.started(&class.name, id);
+
+        // Run: every card at once.
+        let others = &mut self.cards[..need - 1];
+        let pending: Vec<_> = others.iter_mut().map(|c| c.run(case)).collect();
+        let mut runs = vec![exec::run_compute(
+            &mut own,
+            &mut self.env,
+            case,
+            generator,
+            *tolerance,
+        )];
+        runs.extend(others.iter_mut().zip(pending).map(|(c, p)| c.wait(p)));
+
+        // Close: every card at once, each with its own lease.
+        let pending: Vec<_> = others.iter_mut().map(CardThread::close).collect();
+        let mut closed = vec![Some(own.close(&self.lease))];
+        closed.extend(others.iter_mut().zip(pending).map(|(c, p)| c.wait(p)));
+
+        let run = runs
+            .into_iter()
+            .find(|r| r.outcome != AttemptOutcome::Passed)
+            .unwrap_or_else(CaseRun::passed);
+        let close_error = closed.into_iter().flatten().find_map(Result::err);
+        self.finish(id, run, since);
+        match close_error {
+            None => Step::Next,
+            Some(e) => Step::Escalate {
+                reason: e.to_string(),
+                code: None,
+                include_current: false,
+            },
+        }
+    }
+
+    /// A case that fails before any device work: started and finished at once.
+    fn fail_at_once(&mut self, class: &str, id: &str, e: ErrorReport) -> Step {
+        let since = Instant::now();
+        self.started(class, id);
+        self.finish(id, CaseRun::failed(e), since);
+        Step::Next
+    }
+
+    /// Closes the workers of the first `n` further cards, each on its thread, all at once.
+    fn close_card_threads(&mut self, n: usize) -> Vec<(DeviceId, Closed)> {
+        let others = &mut self.cards[..n];
+        let pending: Vec<_> = others.iter_mut().map(CardThread::close).collect();
+        others
+            .iter_mut()
+            .zip(pending)
+            .map(|(c, p)| (c.card(), c.wait(p)))
+            .collect()
+    }
+
+    /// Starts the threads of the lane's first `n` further cards that have none yet, each with
+    /// that card's own driver value. A failure fails the case (infrastructure).
+    fn start_card_threads(&mut self, n: usize) -> Result<(), ErrorReport> {
+        while self.cards.len() < n {
+            let lease = Arc::clone(&self.extra[self.cards.len()]);
+            let card = lease.card();
+            let driver = crate::platform::open_driver(self.platform, self.env.arch)
+                .map(|(d, _)| d)
+                .map_err(|e| {
+                    ErrorReport::new(
+                        FailureClass::Infrastructure,
+                        format!("cannot open a driver for card {card}: {e}"),
+                    )
+                })?;
+            let env = self.env.for_device(card, driver);
+            let thread = CardThread::spawn(env, lease).map_err(|e| {
+                ErrorReport::new(
+                    FailureClass::Infrastructure,
+                    format!("cannot start the thread of card {card}: {e}"),
+                )
+            })?;
+            self.cards.push(thread);
+        }
+        Ok(())
+    }
+
+    /// Writes the remaining cases to the sink (if this lane has one) and returns the "needs fresh
+    /// process" exit code.
+    fn escalate(mut self, reason: &str, code: Option<i32>, rest: &[String]) -> i32 {
+        self.flush_health();
+        tracing::warn!(
+            device = self.env.device,
+            remaining = rest.len(),
+            "card not recoverable in-process ({reason}); a fresh process is needed"
+        );
+        self.send(&FromLane::Escalating {
+            reason: reason.to_owned(),
+            cases: rest.len(),
+        });
+        let device = self.env.device;
+        let records: Vec<SinkRecord> = rest
+            .iter()
+            .map(|id| {
+                let (class, runtime) = match self.suite.find_case(id) {
+                    Some((c, _)) => (c.name.clone(), c.runtime.name.clone()),
+                    None => (id.split("::").next().unwrap_or(id).to_owned(), String::new()),
+                };
+                let selector = if self.started_classes.contains(&class) {
+                    id.clone()
+                } else {
+                    format!("{class}::")
+                };
+                SinkRecord {
+                    selector,
+                    case: id.clone(),
+                    runtime,
+                    device,
+                    code,
+                    reason: format!(
+                        "card {device} not recoverable in-process: {reason}; a fresh process re-runs it"
+                    ),
+                }
+            })
+            .collect();
+        if let Some(sink) = &mut self.sink {
+            for (i, r) in records.iter().enumerate() {
+                sink.append(r);
+                if i == 0 && records.len() > 1 {
+                    self.hooks.reach(Point::SinkWrite, &r.case);
+                }
+            }
+        }
+        EXIT_NEEDS_FRESH_PROCESS
+    }
+}
+
+/// Logs a close that did not leave its card usable (a build failed elsewhere: the lane escalates
+/// for that failure anyway).
+fn log_close(card: DeviceId, closed: Closed) {
+    if let Some(Err(e)) = closed {
+        tracing::warn!(device = card, "closing a worker after a failed build: {e}");
+    }
+}
+
+/// A class's header (name, runtime, kind) without its cases.
+fn class_head(c: &ClassSpec) -> ClassSpec {
+    ClassSpec {
+        name: c.name.clone(),
+        runtime: c.runtime.clone(),
+        kind: c.kind,
+        cases: Vec::new(),
+    }
+}

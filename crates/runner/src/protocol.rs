@@ -1,0 +1,158 @@
+//! The private protocol between the dispatcher and its lanes: JSON lines on the lane's stdin
+//! (assignments) and stdout (events, streamed back per case).
+//!
+//! This module owns the messages, their encoding and the lane's command line and exit codes. It
+//! never acts on a message. A lane gets whole classes (or several) per assignment and streams one
+//! `started` and one `finished` line per case, so the dispatcher pays no pipe round trip per case.
+
+use std::io::Write;
+
+use platform_common::health::HealthEvent;
+use serde::{Deserialize, Serialize};
+
+use crate::report::model::{AttemptOutcome, ErrorReport};
+
+/// The lane's exit code when its card cannot be recovered in-process: the remaining assigned
+/// cases went to the poison sink (if it had one) and a fresh process is needed.
+pub const EXIT_NEEDS_FRESH_PROCESS: i32 = 75;
+
+/// A lane's exit code for bad arguments or environment (as the dispatcher's usage errors).
+pub const EXIT_USAGE: i32 = 2;
+
+/// The command-line flag that makes the suite binary a lane.
+pub const LANE_FLAG: &str = "--lane";
+
+/// Environment variable naming the poison sink a lane appends to (absent for a fresh lane).
+pub const ENV_POISON_SINK: &str = "ONBOARD_POISON_SINK";
+
+/// Dispatcher to lane: one line each.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "t", rename_all = "snake_case")]
+pub enum ToLane {
+    /// Run these cases, in order (one class or several; ids are `Class::case`).
+    Run {
+        /// The assignment's number, for logs.
+        batch: u64,
+        /// The cases.
+        cases: Vec<String>,
+    },
+}
+
+/// Lane to dispatcher: one line each, written as they happen.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "t", rename_all = "snake_case")]
+pub enum FromLane {
+    /// The lane holds its lease and reads assignments.
+    Ready {
+        /// Its pid.
+        pid: u32,
+    },
+    /// A case is about to run (its worker is ready).
+    Started {
+        /// `Class::case`.
+        case: String,
+    },
+    /// A case ended.
+    Finished {
+        /// `Class::case`.
+        case: String,
+        /// Passed or failed (never crashed or timed out: the dispatcher sees those).
+        outcome: AttemptOutcome,
+        /// Wall time in microseconds.
+        duration_us: u64,
+        /// Why it failed.
+        error: Option<ErrorReport>,
+    },
+    /// A health event of the lane's card (from its runners' state machines).
+    Health {
+        /// The event.
+        event: HealthEvent,
+    },
+    /// Initialising a worker failed: a card event, not an attempt of any case.
+    InitFailed {
+        /// The runtime whose worker failed to init.
+        runtime: String,
+        /// Why.
+        error: ErrorReport,
+    },
+    /// The card cannot be recovered in-process; the lane writes the sink and exits with
+    /// [`EXIT_NEEDS_FRESH_PROCESS`].
+    Escalating {
+        /// Why.
+        reason: String,
+        /// Cases it wrote to the sink.
+        cases: usize,
+    },
+}
+
+impl FromLane {
+    /// Encodes the message as one line (with its newline) into `out`.
+    pub fn encode_into(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        serde_json::to_writer(&mut *out, self)?;
+        out.push(b'\n');
+        Ok(())
+    }
+}
+
+impl ToLane {
+    /// Encodes the message as one line (with its newline).
+    pub fn to_line(&self) -> serde_json::Result<Vec<u8>> {
+        let mut v = serde_json::to_vec(self)?;
+        v.push(b'\n');
+        Ok(v)
+    }
+}
+
+/// Writes lane messages to stdout: one `write` per message, so a line is never split by a crash
+/// between two writes of it.
+#[derive(Debug, Default)]
+pub struct LaneOut {
+    buf: Vec<u8>,
+}
+
+impl LaneOut {
+    /// A writer.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sends one message. A closed stdout (dispatcher gone) is reported to the caller.
+    pub fn send(&mut self, msg: &FromLane) -> std::io::Result<()> {
+        self.buf.clear();
+        msg.encode_into(&mut self.buf).map_err(std::io::Error::other)?;
+        let mut out = std::io::stdout().lock();
+        out.write_all(&self.buf)?;
+        out.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use platform_common::FailureClass;
+
+    #[test]
+    fn messages_round_trip_as_single_lines() {
+        let m = ToLane::Run {
+            batch: 3,
+            cases: vec!["A::x".into(), "A::y".into()],
+        };
+        let line = m.to_line().unwrap();
+        assert_eq!(line.iter().filter(|b| **b == b'\n').count(), 1);
+        assert_eq!(serde_json::from_slice::<ToLane>(&line).unwrap(), m);
+        let f = FromLane::Finished {
+            case: "A::x".into(),
+            outcome: AttemptOutcome::Failed,
+            duration_us: 12,
+            error: Some(ErrorReport::new(FailureClass::Result, "mismatch\nat 3")),
+        };
+        let mut out = Vec::new();
+        f.encode_into(&mut out).unwrap();
+        assert_eq!(
+            out.iter().filter(|b| **b == b'\n').count(),
+            1,
+            "newlines in text are escaped"
+        );
+        assert_eq!(serde_json::from_slice::<FromLane>(&out).unwrap(), f);
+    }
+}

@@ -1,0 +1,166 @@
+//! `junit.xml`: the run in the JUnit dialect nextest and Surefire write, through `quick-junit`.
+//!
+//! This module owns the mapping from cases to JUnit elements: one `testsuite` per class (in the
+//! order classes first appear), one `testcase` per case. A flaky case is a passing testcase with a
+//! `flakyFailure` (or `flakyError`) per failed attempt; a failed, timed-out or crashed case carries
+//! `failure` (or `error`) for its last attempt and `rerunFailure` (or `rerunError`) for each earlier
+//! failed attempt; a skipped case carries `skipped` with its reason. Infrastructure and usage errors
+//! are JUnit "errors", everything else "failures". It never derives a verdict: it renders stored
+//! outcomes.
+
+use std::path::Path;
+use std::time::Duration;
+
+use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestRerun, TestSuite};
+
+use platform_common::FailureClass;
+
+use super::error::ReportError;
+use super::json::write_atomic;
+use super::model::{Attempt, AttemptOutcome, CaseReport, Outcome, RunReport};
+
+/// The JUnit file's name inside a report directory.
+pub const JUNIT_XML: &str = "junit.xml";
+
+/// Builds the JUnit report of a run.
+pub fn to_junit(report: &RunReport) -> Report {
+    let mut junit = Report::new(format!("cardguard-onboard-{}", report.arch.name()));
+    junit.set_time(Duration::from_millis(report.duration_ms));
+    let mut suites: Vec<TestSuite> = Vec::new();
+    for case in &report.cases {
+        let i = match suites.iter().position(|s| s.name.as_str() == case.class) {
+            Some(i) => i,
+            None => {
+                suites.push(TestSuite::new(case.class.as_str()));
+                suites.len() - 1
+            }
+        };
+        suites[i].add_test_case(test_case(case));
+    }
+    for suite in &mut suites {
+        let total: Duration = suite.test_cases.iter().filter_map(|c| c.time).sum();
+        suite.set_time(total);
+    }
+    junit.add_test_suites(suites);
+    junit
+}
+
+/// Renders the JUnit XML of a run.
+pub fn to_junit_string(report: &RunReport) -> Result<String, ReportError> {
+    to_junit(report).to_string().map_err(ReportError::Junit)
+}
+
+/// Writes `junit.xml` for `report` to `path`, replacing it atomically.
+pub fn write_junit(path: &Path, report: &RunReport) -> Result<(), ReportError> {
+    write_atomic(path, to_junit_string(report)?.as_bytes())
+}
+
+fn test_case(case: &CaseReport) -> TestCase {
+    let failed: Vec<&Attempt> = case.attempts.iter().filter(|a| a.outcome.is_failure()).collect();
+    let last = case
+        .attempts
+        .iter()
+        .rev()
+        .find(|a| a.outcome != AttemptOutcome::Skipped);
+    let status = match case.outcome {
+        Outcome::Passed => TestCaseStatus::success(),
+        Outcome::Flaky => {
+            let mut status = TestCaseStatus::success();
+            status.add_reruns(failed.iter().map(|a| rerun(case, a)));
+            status
+        }
+        Outcome::Skipped => {
+            let mut status = TestCaseStatus::skipped();
+            status.set_message(case.skip_reason.as_deref().unwrap_or("skipped"));
+            status
+        }
+        Outcome::Failed | Outcome::TimedOut | Outcome::Crashed => match last {
+            Some(a) if a.outcome.is_failure() => {
+                let mut status = TestCaseStatus::non_success(kind(a));
+                status
+                    .set_message(message(a))
+                    .set_type(ty(a))
+                    .set_description(description(case, a));
+                status.add_reruns(failed[..failed.len() - 1].iter().map(|a| rerun(case, a)));
+                status
+            }
+            // Passed last but counted as failed (--flaky-result fail).
+            Some(a) => {
+                let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                status
+                    .set_message(format!(
+                        "flaky: passed on attempt {} after {} failed attempt(s); counted as failed \
+                         under --flaky-result fail",
+                        attempt_no(case, a),
+                        failed.len()
+                    ))
+                    .set_type("flaky");
+                status.add_reruns(failed.iter().map(|a| rerun(case, a)));
+                status
+            }
+            None => {
+                let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
+                status.set_message("no attempt ran").set_type("infrastructure");
+                status
+            }
+        },
+    };
+    let mut tc = TestCase::new(case.name(), status);
+    tc.set_classname(case.class.as_str());
+    if let Some(a) = last {
+        tc.set_time(Duration::from_millis(a.duration_ms));
+    }
+    tc
+}
+
+fn kind(a: &Attempt) -> NonSuccessKind {
+    match a.error.as_ref().map(|e| e.class) {
+        Some(FailureClass::Infrastructure | FailureClass::Usage) => NonSuccessKind::Error,
+        _ => NonSuccessKind::Failure,
+    }
+}
+
+fn ty(a: &Attempt) -> String {
+    match &a.error {
+        Some(e) => format!("{}: {}", a.outcome, e.class),
+        None => a.outcome.to_string(),
+    }
+}
+
+fn message(a: &Attempt) -> String {
+    match &a.error {
+        Some(e) => e.to_string(),
+        None => a.outcome.to_string(),
+    }
+}
+
+fn attempt_no(case: &CaseReport, a: &Attempt) -> usize {
+    case.attempts
+        .iter()
+        .position(|x| std::ptr::eq(x, a))
+        .map_or(0, |i| i + 1)
+}
+
+fn description(case: &CaseReport, a: &Attempt) -> String {
+    let card = a
+        .device
+        .map_or_else(|| "no card".to_owned(), |d| format!("card {d}"));
+    let pid = a.pid.map(|p| format!(", pid {p}")).unwrap_or_default();
+    format!(
+        "attempt {} of {} on {card}{pid}: {} after {} ms\n{}",
+        attempt_no(case, a),
+        case.attempts.len(),
+        a.outcome,
+        a.duration_ms,
+        message(a)
+    )
+}
+
+fn rerun(case: &CaseReport, a: &Attempt) -> TestRerun {
+    let mut r = TestRerun::new(kind(a));
+    r.set_time(Duration::from_millis(a.duration_ms))
+        .set_message(message(a))
+        .set_type(ty(a))
+        .set_description(description(case, a));
+    r
+}

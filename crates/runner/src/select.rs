@@ -1,0 +1,376 @@
+//! Which cases a run holds, and in what order classes are handed out.
+//!
+//! This module owns case selection (`--case`, `--runtime`, `--partition`, the arch filter) and the
+//! run order: pooled classes before standalone ones, classes of one runtime together (runtimes in
+//! the order the suite first declares them). Cases excluded here are not part of the run and never
+//! appear in a report. It never runs a case and never decides a verdict.
+
+use std::fmt;
+use std::str::FromStr;
+
+use platform_common::Arch;
+
+use crate::case::{stable_hash, ClassSpec, Kind, Suite};
+
+/// A `--case` selector: `Class`, `Class::` (every case of the class) or `Class::case`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Selector {
+    /// Every case of a class.
+    Class(String),
+    /// One case.
+    Case {
+        /// The class.
+        class: String,
+        /// The case's name.
+        case: String,
+    },
+}
+
+/// A selector that cannot be parsed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("bad selector {0:?}: expected Class, Class:: or Class::case")]
+pub struct BadSelector(pub String);
+
+impl FromStr for Selector {
+    type Err = BadSelector;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let bad = || BadSelector(s.to_owned());
+        let ok_name = |n: &str| !n.is_empty() && !n.contains("::") && !n.chars().any(char::is_whitespace);
+        match s.split_once("::") {
+            None if ok_name(s) => Ok(Selector::Class(s.to_owned())),
+            Some((class, "")) if ok_name(class) => Ok(Selector::Class(class.to_owned())),
+            Some((class, case)) if ok_name(class) && ok_name(case) => Ok(Selector::Case {
+                class: class.to_owned(),
+                case: case.to_owned(),
+            }),
+            _ => Err(bad()),
+        }
+    }
+}
+
+impl fmt::Display for Selector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Selector::Class(c) => write!(f, "{c}::"),
+            Selector::Case { class, case } => write!(f, "{class}::{case}"),
+        }
+    }
+}
+
+impl Selector {
+    /// Whether the selector takes case `case` of class `class`.
+    pub fn matches(&self, class: &str, case: &str) -> bool {
+        match self {
+            Selector::Class(c) => c == class,
+            Selector::Case { class: c, case: k } => c == class && k == case,
+        }
+    }
+}
+
+/// `--partition hash:K/N`: the K-th of N shares of the classes (K from 1), by a stable hash of the
+/// class name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Partition {
+    /// This share, from 1.
+    pub k: u64,
+    /// Number of shares.
+    pub n: u64,
+}
+
+/// A partition that cannot be parsed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("bad partition {0:?}: expected hash:K/N with 1 <= K <= N")]
+pub struct BadPartition(pub String);
+
+impl FromStr for Partition {
+    type Err = BadPartition;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let bad = || BadPartition(s.to_owned());
+        let rest = s.strip_prefix("hash:").ok_or_else(bad)?;
+        let (k, n) = rest.split_once('/').ok_or_else(bad)?;
+        let k: u64 = k.parse().map_err(|_| bad())?;
+        let n: u64 = n.parse().map_err(|_| bad())?;
+        if k == 0 || n == 0 || k > n {
+            return Err(bad());
+        }
+        Ok(Partition { k, n })
+    }
+}
+
+impl Partition {
+    /// Whether class `name` falls in this share.
+    pub fn takes(&self, name: &str) -> bool {
+        stable_hash(name) % self.n == self.k - 1
+    }
+}
+
+/// What to select.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    /// `--case` selectors (none: every case).
+    pub selectors: Vec<Selector>,
+    /// `--runtime`.
+    pub runtime: Option<String>,
+    /// `--partition`.
+    pub partition: Option<Partition>,
+}
+
+/// A filter that selects nothing it names.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SelectError {
+    /// A `--case` selector that matches no case of the suite.
+    #[error("--case {selector} matches no case of the suite (--list shows them)")]
+    NoMatch {
+        /// The selector as written back.
+        selector: String,
+    },
+    /// A `--runtime` no class uses.
+    #[error("--runtime {0:?} is not a runtime of the suite (known: {1})")]
+    UnknownRuntime(String, String),
+}
+
+/// One class of the run with the indices of its selected cases.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SelectedClass {
+    /// Index of the class in the suite.
+    pub class: usize,
+    /// Indices of its selected cases, in declaration order.
+    pub cases: Vec<usize>,
+}
+
+/// The run's cases, classes in hand-out order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Selection {
+    /// Classes in the order the dispatcher hands them out.
+    pub classes: Vec<SelectedClass>,
+}
+
+impl Selection {
+    /// Number of selected cases.
+    pub fn len(&self) -> usize {
+        self.classes.iter().map(|c| c.cases.len()).sum()
+    }
+
+    /// Whether nothing is selected.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The ids of the selected cases, in order.
+    pub fn ids(&self, suite: &Suite) -> Vec<String> {
+        let mut ids = Vec::with_capacity(self.len());
+        for sc in &self.classes {
+            let class = &suite.classes[sc.class];
+            ids.extend(sc.cases.iter().map(|&i| class.case_id(&class.cases[i])));
+        }
+        ids
+    }
+}
+
+/// Selects the cases of `suite` that run on `arch` under `filter`, in hand-out order.
+///
+/// A selector naming a case that exists but is excluded by the arch or the partition is not an
+/// error (the case is simply not part of this run); one that names nothing in the suite is.
+pub fn select(suite: &Suite, arch: Arch, filter: &Filter) -> Result<Selection, SelectError> {
+    for sel in &filter.selectors {
+        let hit = suite
+            .classes
+            .iter()
+            .any(|c| c.cases.iter().any(|k| sel.matches(&c.name, &k.name)));
+        if !hit {
+            return Err(SelectError::NoMatch {
+                selector: sel.to_string(),
+            });
+        }
+    }
+    if let Some(rt) = &filter.runtime {
+        if !suite.classes.iter().any(|c| &c.runtime.name == rt) {
+            return Err(SelectError::UnknownRuntime(
+                rt.clone(),
+                runtime_names(suite).join(", "),
+            ));
+        }
+    }
+    let mut picked: Vec<SelectedClass> = Vec::new();
+    for (ci, class) in suite.classes.iter().enumerate() {
+        if filter
+            .runtime
+            .as_ref()
+            .is_some_and(|rt| rt != &class.runtime.name)
+        {
+            continue;
+        }
+        if filter.partition.is_some_and(|p| !p.takes(&class.name)) {
+            continue;
+        }
+        let cases: Vec<usize> = class
+            .cases
+            .iter()
+            .enumerate()
+            .filter(|(_, k)| k.arch.admits(arch))
+            .filter(|(_, k)| {
+                filter.selectors.is_empty()
+                    || filter.selectors.iter().any(|s| s.matches(&class.name, &k.name))
+            })
+            .map(|(i, _)| i)
+            .collect();
+        if !cases.is_empty() {
+            picked.push(SelectedClass { class: ci, cases });
+        }
+    }
+    Ok(Selection {
+        classes: order(suite, picked),
+    })
+}
+
+/// Pooled before standalone; within each, runtimes in first-declaration order, classes of one
+/// runtime together in declaration order.
+fn order(suite: &Suite, picked: Vec<SelectedClass>) -> Vec<SelectedClass> {
+    let runtimes = runtime_names(suite);
+    let rank = |c: &ClassSpec| {
+        let kind = u8::from(c.kind == Kind::Standalone);
+        let rt = runtimes
+            .iter()
+            .position(|r| *r == c.runtime.name)
+            .unwrap_or(usize::MAX);
+        (kind, rt)
+    };
+    let mut picked = picked;
+    // A stable sort keeps declaration order within a (kind, runtime) group.
+    picked.sort_by_key(|sc| rank(&suite.classes[sc.class]));
+    picked
+}
+
+fn runtime_names(suite: &Suite) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for c in &suite.classes {
+        if !names.contains(&c.runtime.name) {
+            names.push(c.runtime.name.clone());
+        }
+    }
+    names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::case::{CaseSpec, ClassSpec, Runtime};
+
+    fn suite() -> Suite {
+        let a = Runtime::new("a");
+        let b = Runtime::new("b");
+        Suite::new()
+            .class(ClassSpec::standalone("S", a.clone()).case(CaseSpec::trivial("s")))
+            .class(ClassSpec::pooled("B1", b.clone()).case(CaseSpec::trivial("x")))
+            .class(
+                ClassSpec::pooled("A1", a.clone())
+                    .case(CaseSpec::trivial("x"))
+                    .case(CaseSpec::trivial("only_a2a3").only_on(&[Arch::A2a3])),
+            )
+            .class(ClassSpec::pooled("A2", a).case(CaseSpec::trivial("y")))
+            .class(ClassSpec::pooled("B2", b).case(CaseSpec::trivial("z")))
+    }
+
+    fn names(s: &Suite, sel: &Selection) -> Vec<String> {
+        sel.classes
+            .iter()
+            .map(|c| s.classes[c.class].name.clone())
+            .collect()
+    }
+
+    #[test]
+    fn selectors_parse_and_print() {
+        assert_eq!("A".parse::<Selector>().unwrap(), Selector::Class("A".into()));
+        assert_eq!("A::".parse::<Selector>().unwrap(), Selector::Class("A".into()));
+        assert_eq!(
+            "A::x".parse::<Selector>().unwrap().to_string(),
+            "A::x",
+            "a case selector prints as written"
+        );
+        for bad in ["", "::x", "A::x::y", "A B", "::"] {
+            let e = bad.parse::<Selector>().unwrap_err();
+            assert!(e.to_string().contains(&format!("{bad:?}")), "{e}");
+        }
+    }
+
+    #[test]
+    fn order_is_pooled_first_grouped_by_runtime() {
+        let s = suite();
+        let sel = select(&s, Arch::A5, &Filter::default()).unwrap();
+        // Runtime "a" is declared first (by S), so its pooled classes come first.
+        assert_eq!(names(&s, &sel), ["A1", "A2", "B1", "B2", "S"]);
+        let s2 = Suite::new()
+            .class(ClassSpec::pooled("P", Runtime::new("b")).case(CaseSpec::trivial("x")))
+            .extend(suite());
+        let sel = select(&s2, Arch::A5, &Filter::default()).unwrap();
+        assert_eq!(names(&s2, &sel), ["P", "B1", "B2", "A1", "A2", "S"]);
+    }
+
+    #[test]
+    fn arch_filter_excludes_without_error() {
+        let s = suite();
+        let sel = select(&s, Arch::A5, &Filter::default()).unwrap();
+        assert!(!sel.ids(&s).contains(&"A1::only_a2a3".to_owned()));
+        let sel = select(&s, Arch::A2a3, &Filter::default()).unwrap();
+        assert!(sel.ids(&s).contains(&"A1::only_a2a3".to_owned()));
+        let f = Filter {
+            selectors: vec!["A1::only_a2a3".parse().unwrap()],
+            ..Filter::default()
+        };
+        assert!(select(&s, Arch::A5, &f).unwrap().is_empty());
+    }
+
+    #[test]
+    fn selectors_and_runtime() {
+        let s = suite();
+        let f = Filter {
+            selectors: vec!["A1::x".parse().unwrap(), "B2".parse().unwrap()],
+            ..Filter::default()
+        };
+        assert_eq!(select(&s, Arch::A5, &f).unwrap().ids(&s), ["A1::x", "B2::z"]);
+        let f = Filter {
+            runtime: Some("b".into()),
+            ..Filter::default()
+        };
+        assert_eq!(select(&s, Arch::A5, &f).unwrap().ids(&s), ["B1::x", "B2::z"]);
+        let f = Filter {
+            selectors: vec!["Nope::".parse().unwrap()],
+            ..Filter::default()
+        };
+        let e = select(&s, Arch::A5, &f).unwrap_err();
+        assert!(e.to_string().contains("--case Nope::"), "{e}");
+        let f = Filter {
+            runtime: Some("zz".into()),
+            ..Filter::default()
+        };
+        assert!(select(&s, Arch::A5, &f)
+            .unwrap_err()
+            .to_string()
+            .contains("\"zz\""));
+    }
+
+    #[test]
+    fn partitions_split_classes_exactly() {
+        let s = suite();
+        let all = select(&s, Arch::A5, &Filter::default()).unwrap().ids(&s);
+        let mut joined = Vec::new();
+        for k in 1..=3 {
+            let f = Filter {
+                partition: Some(format!("hash:{k}/3").parse().unwrap()),
+                ..Filter::default()
+            };
+            joined.extend(select(&s, Arch::A5, &f).unwrap().ids(&s));
+        }
+        joined.sort();
+        let mut all = all;
+        all.sort();
+        assert_eq!(joined, all);
+        for bad in [
+            "hash:0/2", "hash:3/2", "hash:1/0", "mod:1/2", "hash:1", "hash:a/b",
+        ] {
+            assert!(bad.parse::<Partition>().is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,46 @@
+//! The built-in suite: the classes and cases `cardguard-suite` runs (the dispatch benchmark's
+//! trivial suite is `crate::bench_suite`, not here).
+//!
+//! One file per class group, each with `pub fn builtin(arch: Arch) -> Suite`, joined here in
+//! hand-out order (the dispatcher still reorders: pooled before standalone, runtimes together):
+//!
+//! - [`runtimes`]: the three runtimes (pool keys) the classes use;
+//! - [`elementwise`]: `VectorAdd`, `BlockDimSweep` (block dims 1 to 8), `MultiCard`;
+//! - [`dense`]: `Matmul`, `Softmax`, `RmsNorm`;
+//! - [`attention`]: `PagedAttentionUnrollManualScope` (several decode steps per case) and
+//!   `PagedAttentionManualScope`;
+//! - [`pipeline`]: `MultiLaunch` (several kernels in one case) and `Noop`;
+//! - [`faults`]: the standalone `AicoreOpTimeout` class.
+//!
+//! Every case's inputs and goldens come from `platform_common::reference` with a fixed seed; work
+//! per case is small (simulated cards run kernels on host threads). The same declarations serve
+//! both arches: the arch picks the SDMA option, and arch filters keep a few cases to one arch.
+//! This module owns the suite's content; it never runs a case.
+
+pub mod attention;
+pub mod dense;
+pub mod elementwise;
+pub mod faults;
+pub mod pipeline;
+pub mod runtimes;
+
+#[cfg(test)]
+mod host_run;
+#[cfg(all(test, feature = "sim"))]
+mod sim_tests;
+#[cfg(test)]
+mod tests;
+
+use platform_common::Arch;
+
+use crate::case::Suite;
+
+/// The built-in suite of `arch`.
+pub fn builtin(arch: Arch) -> Suite {
+    Suite::new()
+        .extend(attention::builtin(arch))
+        .extend(elementwise::builtin(arch))
+        .extend(dense::builtin(arch))
+        .extend(pipeline::builtin(arch))
+        .extend(faults::builtin(arch))
+}

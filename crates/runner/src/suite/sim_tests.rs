@@ -1,0 +1,105 @@
+//! The built-in suite on a simulated card, in process: every admitted case of each arch runs on a
+//! chip worker through the case executor (`exec`), as a lane runs it, but without lanes or a
+//! dispatcher. A cheap check that the suite's content passes on the device model (its block-dim
+//! limits, memory, launch path) independent of the runner's process machinery.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use platform_common::kernel::load_builtin;
+use platform_common::lease::LeaseConfig;
+use platform_common::sim::{start_run, FaultPlan, SimConfig, SimDriver};
+use platform_common::{Arch, DeviceLease};
+
+use super::builtin;
+use crate::case::{Body, Kind};
+use crate::exec::{self, CaseRun};
+use crate::worker::{ChipWorker, WorkerEnv};
+
+/// Runs every admitted case of `arch`'s suite on card 0 of a fresh simulated machine; returns the
+/// ids of the cases that did not pass, with why.
+fn run_suite(arch: Arch) -> (usize, Vec<String>) {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = SimConfig::new(arch, dir.path().join("sim")).with_cards(1);
+    start_run(&cfg, &[0], &FaultPlan::default()).unwrap();
+    let lease = DeviceLease::try_acquire(
+        &LeaseConfig {
+            dir: dir.path().join("locks"),
+        },
+        0,
+        "suite-sim-test",
+    )
+    .unwrap();
+    let mut env = WorkerEnv::new(arch, Arc::new(SimDriver::new(cfg.clone())), 0, cfg.timeouts);
+    env.probe_kernel = Some(load_builtin(arch, "noop").unwrap());
+
+    let suite = builtin(arch);
+    let mut ran = 0;
+    let mut failures = Vec::new();
+    let mut note = |id: String, run: CaseRun| {
+        if run.outcome != crate::report::model::AttemptOutcome::Passed {
+            failures.push(format!("{id}: {:?}", run.error));
+        }
+    };
+    for class in &suite.classes {
+        let cases: Vec<_> = class.cases.iter().filter(|c| c.arch.admits(arch)).collect();
+        if cases.is_empty() {
+            continue;
+        }
+        match class.kind {
+            Kind::Pooled => {
+                let mut worker = ChipWorker::init(&env, &class.runtime).unwrap();
+                for case in cases {
+                    let Body::Compute { generator, tolerance } = &case.body else {
+                        panic!("{arch}: pooled case {} is not compute", class.case_id(case));
+                    };
+                    let run = exec::run_compute(&mut worker, &mut env, case, generator, *tolerance);
+                    note(class.case_id(case), run);
+                    ran += 1;
+                }
+                worker.close(&lease).unwrap();
+            }
+            Kind::Standalone => {
+                for case in cases {
+                    let worker = ChipWorker::init(&env, &class.runtime).unwrap();
+                    let Body::ExpectOpTimeout(spec) = &case.body else {
+                        panic!(
+                            "{arch}: standalone case {} is not an op-timeout",
+                            class.case_id(case)
+                        );
+                    };
+                    let (run, closed) = exec::run_expect_op_timeout(worker, &mut env, &lease, case, spec);
+                    closed.unwrap();
+                    note(class.case_id(case), run);
+                    ran += 1;
+                }
+            }
+        }
+    }
+    (ran, failures)
+}
+
+fn check_arch(arch: Arch) {
+    let start = Instant::now();
+    let (ran, failures) = run_suite(arch);
+    assert!(
+        failures.is_empty(),
+        "{arch}: cases failed on the sim:\n{}",
+        failures.join("\n")
+    );
+    assert!(ran >= 40, "{arch}: only {ran} cases ran");
+    eprintln!(
+        "{arch}: {ran} cases passed on a simulated card in {:?}",
+        start.elapsed()
+    );
+}
+
+#[test]
+fn every_a5_case_passes_on_a_simulated_card() {
+    check_arch(Arch::A5);
+}
+
+#[test]
+fn every_a2a3_case_passes_on_a_simulated_card() {
+    check_arch(Arch::A2a3);
+}

@@ -1,0 +1,292 @@
+//! A lane that dies: `crash@K` inside a case, `stall@K` past `--case-timeout`, and a SIGKILL from
+//! outside at each protocol point of DESIGN section 5 (before a case starts, during a case, between
+//! a result and the next assignment, while writing the sink). The dying case's attempt is crashed
+//! or timed out and retried; nothing else is lost.
+
+mod common;
+
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use common::*;
+use runner::report::model::{AttemptOutcome, Event, HealthKind, Outcome};
+
+fn sink_files_left(run: &Run) -> Vec<String> {
+    std::fs::read_dir(&run.report_dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("poison-sink"))
+        .collect()
+}
+
+fn sink_reads(run: &Run, device: u32) -> Vec<Vec<String>> {
+    run.journal()
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::SinkRead {
+                device: d, selectors, ..
+            } if d == device => Some(selectors),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn crash_inside_a_case_is_a_crashed_attempt_then_a_retry() {
+    let sb = Sandbox::new();
+    let ids = list(&sb, "a5", &["--case", "VectorAdd"]);
+    let run = sb.run(
+        "a5",
+        &[
+            "--devices",
+            "0,1",
+            "--case",
+            "VectorAdd",
+            "--faults",
+            "dev=0:crash@2",
+        ],
+    );
+    run.expect_code(0);
+    let r = run.report();
+    assert_consistent(&r);
+    assert_eq!(
+        attempts(&r, &ids[1]),
+        [AttemptOutcome::Crashed, AttemptOutcome::Passed]
+    );
+    assert_eq!(outcome(&r, &ids[1]), Outcome::Flaky);
+    for id in ids.iter().filter(|i| **i != ids[1]) {
+        assert_eq!(attempts(&r, id), [AttemptOutcome::Passed], "{id}");
+    }
+    assert!(
+        health(&r, 0).contains(&HealthKind::FreshProcess),
+        "{:?}",
+        health(&r, 0)
+    );
+    assert!(
+        !sink_reads(&run, 0).is_empty(),
+        "the sink is read after a crash too"
+    );
+    assert!(sink_files_left(&run).is_empty());
+}
+
+#[test]
+fn a_crash_on_every_retry_ends_crashed_after_the_bounded_retries() {
+    let sb = Sandbox::new();
+    let ids = list(&sb, "a5", &["--case", "VectorAdd"]);
+    // Card 0 crashes its 1st launch; the retries land on card 0 again (2nd) and 1 (1st launch).
+    let plan = "dev=0:crash@1;dev=0:crash@2;dev=1:crash@1";
+    let run = sb.run(
+        "a5",
+        &[
+            "--devices",
+            "0,1",
+            "--case",
+            &ids[0],
+            "--retries",
+            "2",
+            "--faults",
+            plan,
+        ],
+    );
+    run.expect_code(1);
+    let r = run.report();
+    assert_eq!(attempts(&r, &ids[0]), [AttemptOutcome::Crashed; 3]);
+    assert_eq!(outcome(&r, &ids[0]), Outcome::Crashed);
+}
+
+#[test]
+fn a_stall_past_the_case_timeout_is_timed_out_and_retried() {
+    let sb = Sandbox::new();
+    let ids = list(&sb, "a5", &["--case", "VectorAdd"]);
+    let args = [
+        "--devices",
+        "0,1",
+        "--case",
+        "VectorAdd",
+        "--case-timeout",
+        "1",
+        "--faults",
+        "dev=0:stall@2",
+    ];
+    let run = sb.run("a5", &args);
+    run.expect_code(0);
+    let r = run.report();
+    assert_consistent(&r);
+    assert_eq!(
+        attempts(&r, &ids[1]),
+        [AttemptOutcome::TimedOut, AttemptOutcome::Passed]
+    );
+    assert_eq!(outcome(&r, &ids[1]), Outcome::Flaky);
+    let first = &case(&r, &ids[1]).attempts[0];
+    assert!(first.duration_ms >= 1000, "{first:?}");
+    for id in ids.iter().filter(|i| **i != ids[1]) {
+        assert_eq!(attempts(&r, id), [AttemptOutcome::Passed], "{id}");
+    }
+    assert!(health(&r, 0).contains(&HealthKind::FreshProcess), "lane replaced");
+    let exits: Vec<_> = run
+        .journal()
+        .into_iter()
+        .filter(|e| matches!(e, Event::LaneExited { device: 0, .. }))
+        .collect();
+    assert!(
+        exits.len() >= 2,
+        "the stalled lane and its replacement exited: {exits:?}"
+    );
+    assert!(
+        sink_reads(&run, 0).len() >= 2,
+        "the sink is read after the timeout too"
+    );
+    assert!(sink_files_left(&run).is_empty());
+}
+
+/// Runs with the lane pause hook at `point`, kills the paused lane with SIGKILL, and returns the
+/// run and the case the lane paused at.
+fn kill_at(sb: &Sandbox, point: &str, args: &[&str]) -> (Run, String) {
+    let hook = sb.dir.path().join("hook");
+    std::fs::create_dir(&hook).unwrap();
+    let fifo = hook.join("announce");
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::FileType::Fifo,
+        0o600.into(),
+        0,
+    )
+    .unwrap();
+    let mut cmd = sb.command("a5", args);
+    cmd.env("ONBOARD_TEST_LANE_PAUSE", format!("{point}:{}", hook.display()));
+    let child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        BufReader::new(File::open(fifo).unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let _ = tx.send(line);
+    });
+    let line = rx
+        .recv_timeout(Duration::from_secs(60))
+        .unwrap_or_else(|_| panic!("no lane reached {point}"));
+    let mut parts = line.split_whitespace();
+    let pid: i32 = parts.next().unwrap().parse().unwrap();
+    assert_eq!(parts.next(), Some(point));
+    let at_case = parts.next().unwrap_or_default().to_owned();
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(pid).unwrap(),
+        rustix::process::Signal::Kill,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (sb.finish(out), at_case)
+}
+
+fn nothing_lost(run: &Run, ids: &[String]) {
+    let r = run.report();
+    assert_consistent(&r);
+    assert_eq!(r.cases.len(), ids.len());
+    for c in &r.cases {
+        assert!(
+            matches!(c.outcome, Outcome::Passed | Outcome::Flaky),
+            "{}: {:?}\n{}",
+            c.id,
+            c.attempts,
+            run.dump()
+        );
+    }
+    assert!(sink_files_left(run).is_empty());
+}
+
+#[test]
+fn sigkill_before_a_case_starts_loses_nothing() {
+    let sb = Sandbox::new();
+    let ids = list(&sb, "a5", &["--case", "VectorAdd"]);
+    let (run, at) = kill_at(&sb, "before_case", &["--devices", "0,1", "--case", "VectorAdd"]);
+    run.expect_code(0);
+    nothing_lost(&run, &ids);
+    let r = run.report();
+    // The case never started in the killed lane: it has exactly one attempt, which passed.
+    assert_eq!(attempts(&r, &at), [AttemptOutcome::Passed]);
+}
+
+#[test]
+fn sigkill_during_a_case_is_a_crashed_attempt_then_a_retry() {
+    let sb = Sandbox::new();
+    let ids = list(&sb, "a5", &["--case", "VectorAdd"]);
+    let (run, at) = kill_at(&sb, "during_case", &["--devices", "0,1", "--case", "VectorAdd"]);
+    run.expect_code(0);
+    nothing_lost(&run, &ids);
+    let r = run.report();
+    assert_eq!(
+        attempts(&r, &at),
+        [AttemptOutcome::Crashed, AttemptOutcome::Passed]
+    );
+    assert_eq!(outcome(&r, &at), Outcome::Flaky);
+    for id in ids.iter().filter(|i| **i != at) {
+        assert_eq!(attempts(&r, id), [AttemptOutcome::Passed], "{id}");
+    }
+}
+
+#[test]
+fn sigkill_between_a_result_and_the_next_assignment_loses_nothing() {
+    let sb = Sandbox::new();
+    let ids = list(
+        &sb,
+        "a5",
+        &["--case", "VectorAdd", "--case", "Matmul", "--case", "Softmax"],
+    );
+    let args = [
+        "--devices",
+        "0,1",
+        "--case",
+        "VectorAdd",
+        "--case",
+        "Matmul",
+        "--case",
+        "Softmax",
+    ];
+    let (run, _) = kill_at(&sb, "after_result", &args);
+    run.expect_code(0);
+    nothing_lost(&run, &ids);
+    let r = run.report();
+    for id in &ids {
+        assert_eq!(
+            attempts(&r, id),
+            [AttemptOutcome::Passed],
+            "{id}: no attempt was running"
+        );
+    }
+}
+
+#[test]
+fn sigkill_while_writing_the_sink_loses_nothing() {
+    let sb = Sandbox::new();
+    let ids = list(&sb, "a5", &["--case", "VectorAdd"]);
+    assert!(ids.len() >= 4, "{ids:?}");
+    // The reset after the op-timeout fails, so the lane escalates and writes the sink; it is
+    // killed after the first record.
+    let plan = "dev=0:op_timeout@1;dev=0:force_reset_fail=3";
+    let (run, _) = kill_at(
+        &sb,
+        "sink_write",
+        &["--devices", "0,1", "--case", "VectorAdd", "--faults", plan],
+    );
+    run.expect_code(0);
+    nothing_lost(&run, &ids);
+    let r = run.report();
+    assert_eq!(outcome(&r, &ids[0]), Outcome::Flaky);
+    for id in &ids[1..] {
+        assert_eq!(attempts(&r, id), [AttemptOutcome::Passed], "{id}");
+    }
+    let reads = sink_reads(&run, 0);
+    assert!(
+        reads.iter().any(|s| s.len() == 1),
+        "the partial sink (one record) was read: {reads:?}"
+    );
+}
