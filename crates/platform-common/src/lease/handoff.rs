@@ -6,6 +6,7 @@
 use std::fs::File;
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use command_fds::{CommandFdExt, FdMapping};
 use rustix::fs::{flock, fstat, FlockOperation};
@@ -25,21 +26,7 @@ impl DeviceLease {
     /// descriptor is mapped to [`CHILD_LEASE_FD`] in the child only (the parent's copy stays
     /// close-on-exec, so no other child started meanwhile inherits it), and [`ENV_LEASE_FD`] names it.
     pub fn pass_to(&self, cmd: &mut Command) -> Result<(), LeaseError> {
-        let fd = fcntl_dupfd_cloexec(&self.file, 3).map_err(|e| LeaseError::Io {
-            path: self.path.clone(),
-            source: e.into(),
-        })?;
-        cmd.fd_mappings(vec![FdMapping {
-            parent_fd: fd,
-            child_fd: CHILD_LEASE_FD,
-        }])
-        .map_err(|_| LeaseError::Inherited {
-            var: ENV_LEASE_FD,
-            value: format!("{}:{CHILD_LEASE_FD}", self.card),
-            reason: "descriptor 3 is already mapped for this child".to_owned(),
-        })?;
-        cmd.env(ENV_LEASE_FD, format!("{}:{CHILD_LEASE_FD}", self.card));
-        Ok(())
+        Self::pass_all_to(&[self], cmd)
     }
 
     /// The lease a parent handed down through [`ENV_LEASE_FD`], checked: the descriptor must be
@@ -76,6 +63,9 @@ impl DeviceLease {
         })?;
         cmd.env(ENV_LEASE_FD, format!("{first}:{CHILD_LEASE_FD}"));
         cmd.env(ENV_EXTRA_LEASE_FDS, extra.join(","));
+        for lease in leases {
+            lease.shared.store(true, Ordering::SeqCst);
+        }
         Ok(())
     }
 
@@ -131,6 +121,11 @@ impl DeviceLease {
         // Same open file description as the parent's: this converts nothing and succeeds only if
         // the lock is ours (a foreign holder makes it fail at once).
         flock(&file, FlockOperation::NonBlockingLockExclusive).map_err(|_| bad("lock is not held"))?;
-        Ok(Self { card, file, path })
+        Ok(Self {
+            card,
+            file,
+            path,
+            shared: AtomicBool::new(true),
+        })
     }
 }

@@ -4,6 +4,7 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use rustix::fs::{flock, FlockOperation};
@@ -145,11 +146,27 @@ pub enum LeaseError {
 }
 
 /// An exclusive lease on one card, held until dropped (or until the holding process dies).
+///
+/// Dropping a lease that was never shared unlocks it explicitly before closing the descriptor:
+/// a child forked meanwhile by another thread holds a copy of the descriptor until it execs, and
+/// a plain close would leave the card locked for that moment. A lease handed to a child
+/// ([`DeviceLease::pass_to`]) or inherited from a parent shares its lock with the other process,
+/// so dropping it only closes this process's descriptor.
 #[derive(Debug)]
 pub struct DeviceLease {
     pub(super) card: DeviceId,
     pub(super) file: File,
     pub(super) path: PathBuf,
+    pub(super) shared: AtomicBool,
+}
+
+impl Drop for DeviceLease {
+    fn drop(&mut self) {
+        if !self.shared.load(Ordering::SeqCst) {
+            // Unlocking can only fail for a descriptor that is not open; the close follows anyway.
+            let _ = flock(&self.file, FlockOperation::Unlock);
+        }
+    }
 }
 
 impl DeviceLease {
@@ -202,7 +219,12 @@ impl DeviceLease {
         file.set_len(0).map_err(io)?;
         file.seek(SeekFrom::Start(0)).map_err(io)?;
         file.write_all(rec.render().as_bytes()).map_err(io)?;
-        Ok(Self { card, file, path })
+        Ok(Self {
+            card,
+            file,
+            path,
+            shared: AtomicBool::new(false),
+        })
     }
 
     /// The leased card.
@@ -238,4 +260,43 @@ fn open_lock_file(cfg: &LeaseConfig, card: DeviceId) -> Result<(File, PathBuf), 
             source: e,
         })?;
     Ok((file, path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dropping_a_lease_frees_the_card_while_a_copy_of_its_descriptor_lives() {
+        // A child forked by another thread holds a copy of the descriptor until it execs; a copy
+        // made here stands in for it.
+        let tmp = tempfile::tempdir().unwrap();
+        let cfg = LeaseConfig {
+            dir: tmp.path().join("locks"),
+        };
+        let lease = DeviceLease::try_acquire(&cfg, 4, "first").unwrap();
+        let forked_copy = lease.file.try_clone().unwrap();
+        drop(lease);
+        let again = DeviceLease::try_acquire(&cfg, 4, "second");
+        assert!(again.is_ok(), "{again:?}");
+        drop(forked_copy);
+    }
+
+    #[test]
+    fn a_shared_lease_keeps_its_lock_when_this_copy_is_dropped() {
+        let tmp = tempfile::tempdir().unwrap();
+        let cfg = LeaseConfig {
+            dir: tmp.path().join("locks"),
+        };
+        let lease = DeviceLease::try_acquire(&cfg, 4, "first").unwrap();
+        let child_copy = lease.file.try_clone().unwrap();
+        lease.pass_to(&mut std::process::Command::new("true")).unwrap();
+        drop(lease);
+        assert!(matches!(
+            DeviceLease::try_acquire(&cfg, 4, "second"),
+            Err(LeaseError::Held { .. })
+        ));
+        drop(child_copy);
+        DeviceLease::try_acquire(&cfg, 4, "second").unwrap();
+    }
 }
