@@ -1,7 +1,8 @@
 //! The a2a3 (Ascend910) `DeviceRunner` of cardguard.
 //!
-//! - [`runner`]: [`DeviceRunner`], built on `platform_common::runner_base::DeviceRunnerBase`: the
-//!   containment chain (fail fast, then force reset at finalize) with a2a3's own register mapping.
+//! - [`runner`]: [`DeviceRunner`], the shared `platform_common::runner_base::ArchRunner` (on
+//!   `DeviceRunnerBase`: the containment chain, fail fast, then force reset at finalize) with
+//!   a2a3's own register mapping.
 //! - [`registers`]: one `halMemCtl` at init: the register window and the partial-good mask.
 //! - [`drivers`]: which drivers this build has (features `sim`, default, and `onboard`).
 //!

@@ -1,126 +1,46 @@
-//! The a2a3 `DeviceRunner`: `DeviceRunnerBase` plus register mapping at init and the
-//! partial-good mask.
+//! The a2a3 `DeviceRunner`: the shared `ArchRunner` with a2a3's registers, mapped once at init,
+//! and the partial-good mask.
 //!
-//! init: set device, op-execute timeout (logged on failure), AICPU and AICore streams, then
-//! `halMemCtl` (register window and partial-good mask). run: the guard (no driver call when
-//! unusable), request checks (block dim over 24, or over the mask's usable cores, is a usage
-//! error), then the shared pipeline (allocate, copy in, AICore launch before AICPU, bounded syncs,
-//! copy out, free). finalize: the shared finalize (force reset when unusable; one attempt for an
-//! SDMA runner). This file adds only what is a2a3's own; it never reimplements the chain.
+//! init: the shared init (set device, op-execute timeout logged on failure, AICPU and AICore
+//! streams), then `halMemCtl` ([`CardRegisters`]: register window and partial-good mask; a
+//! failure ends the init). run: the guard (no driver call when unusable), the shared request
+//! checks (block dim over 24 is a usage error), then the mask (block dim over its usable cores is
+//! a usage error, no driver call), then the shared pipeline (allocate, copy in, AICore launch
+//! before AICPU, bounded syncs, copy out, free). finalize: the shared finalize (force reset when
+//! unusable; one attempt for an SDMA runner). This file says only when a2a3 maps and what it
+//! checks; it never reimplements the chain.
 
-use std::sync::Arc;
-
-use platform_common::driver::{DeviceId, Driver, RegisterWindow};
-use platform_common::health::HealthState;
-use platform_common::kernel::KernelBlob;
-use platform_common::lease::DeviceLease;
 use platform_common::runner_base::{
-    self, DeviceRunnerBase, FinalizeError, FinalizeReport, InitError, RunError, RunOutput, RunRequest,
-    RunnerConfig, UsageError,
+    ArchRegisters, ArchRunner, DeviceRunnerBase, RunError, RunRequest, UsageError,
 };
 use platform_common::{Arch, DriverError};
 
 use crate::registers::CardRegisters;
 
-/// The a2a3 (Ascend910) device runner of one card.
-#[derive(Debug)]
-pub struct DeviceRunner {
-    base: DeviceRunnerBase,
-    registers: CardRegisters,
-}
+/// The a2a3 (Ascend910) device runner of one card. [`ArchRunner::registers`] holds the register
+/// window and partial-good mask mapped at init.
+pub type DeviceRunner = ArchRunner<CardRegisters>;
 
-impl DeviceRunner {
-    /// The arch this runner drives.
-    pub const ARCH: Arch = Arch::A2a3;
+impl ArchRegisters for CardRegisters {
+    const ARCH: Arch = Arch::A2a3;
 
-    /// Initialises a runner on `cfg.device` with `driver`, mapping the card's registers. A failure
-    /// is the card's health event (an [`InitError`] naming the call and code), not a case's.
-    pub fn init(driver: Arc<dyn Driver>, cfg: RunnerConfig) -> Result<Self, InitError> {
-        let base = DeviceRunnerBase::init(driver, Self::ARCH, cfg)?;
-        let driver = base.driver().clone();
-        match CardRegisters::map(driver.as_ref(), base.device()) {
-            Ok(registers) => Ok(Self { base, registers }),
-            Err(e) => Err(base.abort_init(e)),
-        }
+    /// `halMemCtl`, once, after the streams exist.
+    fn map_at_init(base: &DeviceRunnerBase) -> Result<Self, DriverError> {
+        CardRegisters::map(base.driver().as_ref(), base.device())
     }
 
-    /// [`DeviceRunner::init`], boxed as the trait object the runner crate keeps.
-    pub fn init_boxed(
-        driver: Arc<dyn Driver>,
-        cfg: RunnerConfig,
-    ) -> Result<Box<dyn runner_base::DeviceRunner>, InitError> {
-        Ok(Box::new(Self::init(driver, cfg)?))
-    }
-
-    /// The shared half (streams, health, config).
-    pub fn base(&self) -> &DeviceRunnerBase {
-        &self.base
-    }
-
-    /// The register window and partial-good mask mapped at init.
-    pub fn register_window(&self) -> RegisterWindow {
-        self.registers.window()
-    }
-
-    /// Registers a kernel blob (see [`runner_base::DeviceRunner::register_kernel`]).
-    pub fn register_kernel(&mut self, blob: &KernelBlob) -> Result<(), RunError> {
-        self.base.register_kernel(blob)
-    }
-
-    /// Runs one request: guard, checks (arch limit, partial-good mask), the shared pipeline.
-    pub fn run(&mut self, req: &RunRequest) -> Result<RunOutput, RunError> {
-        self.base.guard()?;
-        let kernel = self.base.check_request(req)?;
-        let usable = self.registers.usable_cores();
+    /// The partial-good mask: a block dim over its usable cores is a usage error.
+    fn prepare_run(&mut self, base: &mut DeviceRunnerBase, req: &RunRequest) -> Result<(), RunError> {
+        let usable = self.usable_cores();
         if req.block_dim > usable {
             return Err(UsageError::BlockDimOverUsableCores {
                 block_dim: req.block_dim,
                 usable,
-                device: self.base.device(),
-                mask: self.registers.window().core_mask,
+                device: base.device(),
+                mask: self.window().core_mask,
             }
             .into());
         }
-        self.base.execute(kernel, req)
-    }
-
-    /// Ends the runner; force-resets the card when it is unusable (see
-    /// [`DeviceRunnerBase::finalize`]).
-    pub fn finalize(self, lease: &DeviceLease) -> Result<FinalizeReport, FinalizeError> {
-        self.base.finalize(lease)
-    }
-}
-
-impl runner_base::DeviceRunner for DeviceRunner {
-    fn device(&self) -> DeviceId {
-        self.base.device()
-    }
-
-    fn arch(&self) -> Arch {
-        Self::ARCH
-    }
-
-    fn register_kernel(&mut self, blob: &KernelBlob) -> Result<(), RunError> {
-        DeviceRunner::register_kernel(self, blob)
-    }
-
-    fn run(&mut self, req: &RunRequest) -> Result<RunOutput, RunError> {
-        DeviceRunner::run(self, req)
-    }
-
-    fn is_unusable(&self) -> bool {
-        self.base.is_unusable()
-    }
-
-    fn health(&self) -> HealthState {
-        self.base.health()
-    }
-
-    fn first_cause(&self) -> Option<DriverError> {
-        self.base.first_cause()
-    }
-
-    fn finalize(self: Box<Self>, lease: &DeviceLease) -> Result<FinalizeReport, FinalizeError> {
-        DeviceRunner::finalize(*self, lease)
+        Ok(())
     }
 }

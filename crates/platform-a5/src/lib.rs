@@ -1,7 +1,8 @@
 //! The a5 (Ascend950) `DeviceRunner` of cardguard.
 //!
-//! - [`runner`]: [`DeviceRunner`], built on `platform_common::runner_base::DeviceRunnerBase`: the
-//!   containment chain (fail fast, then force reset at finalize) with a5's own register mapping.
+//! - [`runner`]: [`DeviceRunner`], the shared `platform_common::runner_base::ArchRunner` (on
+//!   `DeviceRunnerBase`: the containment chain, fail fast, then force reset at finalize) with
+//!   a5's own register mapping.
 //! - [`registers`]: one `halResMap` per AICore, at the start of every run.
 //! - [`drivers`]: which drivers this build has (features `sim`, default, and `onboard`).
 //!

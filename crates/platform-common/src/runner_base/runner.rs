@@ -9,12 +9,13 @@ use crate::health::HealthState;
 use crate::kernel::KernelBlob;
 use crate::lease::DeviceLease;
 
+use super::base::DeviceRunnerBase;
 use super::errors::{FinalizeError, RunError};
 use super::finalize::FinalizeReport;
 use super::request::{RunOutput, RunRequest};
 
 /// One initialised device runner on one card (a5 or a2a3), built by the arch crate's
-/// `DeviceRunner::init(driver, cfg)`.
+/// `DeviceRunner::init(driver, cfg)` (an [`ArchRunner`](super::ArchRunner)).
 ///
 /// Contract:
 /// - [`DeviceRunner::run`] and [`DeviceRunner::register_kernel`] are refused at once, with
@@ -31,6 +32,9 @@ pub trait DeviceRunner: Send + fmt::Debug {
 
     /// The arch.
     fn arch(&self) -> Arch;
+
+    /// The shared half (streams, health, config), read-only.
+    fn base(&self) -> &DeviceRunnerBase;
 
     /// Registers a kernel blob under its name (its metadata's `name`).
     fn register_kernel(&mut self, blob: &KernelBlob) -> Result<(), RunError>;

@@ -7,6 +7,10 @@
 //! Nothing here asserts or panics; every setting (sim root, lock directory, timeouts) is passed in,
 //! nothing is read from or written to the environment. [`helper_main`] is the body of the arch
 //! crates' helper binaries, the "other process" of the cross-process rows.
+//!
+//! [`suites`] is the exception, by design: the arch crates' integration tests themselves, which
+//! assert on these measurements with each arch's expectations (written once, instantiated per
+//! arch crate by [`arch_runner_tests!`](crate::arch_runner_tests)).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -30,6 +34,8 @@ use super::errors::{FinalizeError, InitError, RunError};
 use super::finalize::FinalizeReport;
 use super::request::{RunOutput, RunRequest};
 use super::runner::DeviceRunner;
+
+pub mod suites;
 
 /// Builds an arch's runner as a trait object (`platform_a5::DeviceRunner::init_boxed`, ...).
 pub type RunnerFactory = fn(Arc<dyn Driver>, RunnerConfig) -> Result<Box<dyn DeviceRunner>, InitError>;
@@ -348,17 +354,31 @@ pub fn raw_hang_then_noop(bench: &SimBench, card: DeviceId) -> Result<RawProbe, 
     let process = bench.try_process()?.driver();
     let hang = bench.kernel("hang")?;
     let noop = bench.kernel("noop")?;
-    let worker = RawWorker::open(process, bench.arch, card, &bench.sim.timeouts).map_err(|error| {
+    raw_probe(process, bench.arch, card, &bench.sim.timeouts, &hang, &noop).map_err(|error| {
         TestkitError::Init(InitError {
             device: card,
             arch: bench.arch,
             error,
             logged: Vec::new(),
         })
-    })?;
+    })
+}
+
+/// The within-process probe on any driver (a simulated process or a real card): the naive
+/// worker opens `card` for `arch` (an error here is returned), then runs `hang` and `noop`, one
+/// block each, on the same context. Nothing is torn down or reset afterwards.
+pub fn raw_probe(
+    driver: Arc<dyn Driver>,
+    arch: Arch,
+    card: DeviceId,
+    timeouts: &Timeouts,
+    hang: &KernelBlob,
+    noop: &KernelBlob,
+) -> Result<RawProbe, DriverError> {
+    let worker = RawWorker::open(driver, arch, card, timeouts)?;
     Ok(RawProbe {
-        hang: worker.run(&hang, 1),
-        noop: worker.run(&noop, 1),
+        hang: worker.run(hang, 1),
+        noop: worker.run(noop, 1),
     })
 }
 

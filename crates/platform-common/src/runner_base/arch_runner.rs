@@ -1,0 +1,146 @@
+//! `ArchRunner`: the device runner both arch crates build, written once, with the arch's own part
+//! (its register mapping, and whether that happens at init or at every run) plugged in through
+//! [`ArchRegisters`].
+//!
+//! init: the shared init ([`DeviceRunnerBase::init`]), then the arch's mapping at init (a failure
+//! releases the base and is the card's [`InitError`]). run: the guard (no driver call when
+//! unusable), the shared request checks (the arch's block-dim limit, the kernel, its arguments),
+//! the arch's step before the pipeline, then the shared pipeline. finalize: the shared finalize.
+//! This file never maps registers itself and never decides what a mapping failure means: the arch
+//! crate's [`ArchRegisters`] does the mapping and sends a driver error through the fail-fast chain.
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::arch::Arch;
+use crate::driver::{DeviceId, Driver};
+use crate::error::DriverError;
+use crate::health::HealthState;
+use crate::kernel::KernelBlob;
+use crate::lease::DeviceLease;
+
+use super::base::DeviceRunnerBase;
+use super::config::RunnerConfig;
+use super::errors::{FinalizeError, InitError, RunError};
+use super::finalize::FinalizeReport;
+use super::request::{RunOutput, RunRequest};
+use super::runner::DeviceRunner;
+
+/// What an arch adds to [`DeviceRunnerBase`]: its register state, mapped at init, at every run,
+/// or both. Implemented by the arch crates (a5: one `halResMap` per core at every run; a2a3:
+/// `halMemCtl` at init, then the partial-good mask checked at every run).
+pub trait ArchRegisters: Sized + Send + fmt::Debug + 'static {
+    /// The arch these registers belong to.
+    const ARCH: Arch;
+
+    /// The arch's step of init, after the shared init succeeded. A driver error ends the init:
+    /// the base is released best-effort and the error becomes the card's [`InitError`].
+    fn map_at_init(base: &DeviceRunnerBase) -> Result<Self, DriverError>;
+
+    /// The arch's step of a run admitted by the guard and the shared request checks, before the
+    /// shared pipeline. A driver error must go through the fail-fast chain
+    /// ([`DeviceRunnerBase::device_failure`]); a usage error must be found before any driver call.
+    fn prepare_run(&mut self, base: &mut DeviceRunnerBase, req: &RunRequest) -> Result<(), RunError>;
+}
+
+/// The device runner of one card of the arch `R` belongs to: the shared half plus `R`.
+///
+/// The arch crates name it: `platform_a5::DeviceRunner` is `ArchRunner<CoreRegisters>`,
+/// `platform_a2a3::DeviceRunner` is `ArchRunner<CardRegisters>`. See [`DeviceRunner`] for the
+/// contract.
+#[derive(Debug)]
+pub struct ArchRunner<R: ArchRegisters> {
+    base: DeviceRunnerBase,
+    registers: R,
+}
+
+impl<R: ArchRegisters> ArchRunner<R> {
+    /// The arch this runner drives.
+    pub const ARCH: Arch = R::ARCH;
+
+    /// Initialises a runner on `cfg.device` with `driver`: the shared init, then the arch's
+    /// mapping at init. A failure is the card's health event (an [`InitError`] naming the call
+    /// and code), not a case's.
+    pub fn init(driver: Arc<dyn Driver>, cfg: RunnerConfig) -> Result<Self, InitError> {
+        let base = DeviceRunnerBase::init(driver, Self::ARCH, cfg)?;
+        match R::map_at_init(&base) {
+            Ok(registers) => Ok(Self { base, registers }),
+            Err(e) => Err(base.abort_init(e)),
+        }
+    }
+
+    /// [`ArchRunner::init`], boxed as the trait object the runner crate keeps.
+    pub fn init_boxed(
+        driver: Arc<dyn Driver>,
+        cfg: RunnerConfig,
+    ) -> Result<Box<dyn DeviceRunner>, InitError> {
+        Ok(Box::new(Self::init(driver, cfg)?))
+    }
+
+    /// The shared half (streams, health, config).
+    pub fn base(&self) -> &DeviceRunnerBase {
+        &self.base
+    }
+
+    /// The arch's register state (what the last mapping returned).
+    pub fn registers(&self) -> &R {
+        &self.registers
+    }
+
+    /// Registers a kernel blob (see [`DeviceRunner::register_kernel`]).
+    pub fn register_kernel(&mut self, blob: &KernelBlob) -> Result<(), RunError> {
+        self.base.register_kernel(blob)
+    }
+
+    /// Runs one request: guard, shared checks, the arch's step, the shared pipeline.
+    pub fn run(&mut self, req: &RunRequest) -> Result<RunOutput, RunError> {
+        self.base.guard()?;
+        let kernel = self.base.check_request(req)?;
+        self.registers.prepare_run(&mut self.base, req)?;
+        self.base.execute(kernel, req)
+    }
+
+    /// Ends the runner; force-resets the card when it is unusable (see
+    /// [`DeviceRunnerBase::finalize`]).
+    pub fn finalize(self, lease: &DeviceLease) -> Result<FinalizeReport, FinalizeError> {
+        self.base.finalize(lease)
+    }
+}
+
+impl<R: ArchRegisters> DeviceRunner for ArchRunner<R> {
+    fn device(&self) -> DeviceId {
+        self.base.device()
+    }
+
+    fn arch(&self) -> Arch {
+        Self::ARCH
+    }
+
+    fn base(&self) -> &DeviceRunnerBase {
+        &self.base
+    }
+
+    fn register_kernel(&mut self, blob: &KernelBlob) -> Result<(), RunError> {
+        ArchRunner::register_kernel(self, blob)
+    }
+
+    fn run(&mut self, req: &RunRequest) -> Result<RunOutput, RunError> {
+        ArchRunner::run(self, req)
+    }
+
+    fn is_unusable(&self) -> bool {
+        self.base.is_unusable()
+    }
+
+    fn health(&self) -> HealthState {
+        self.base.health()
+    }
+
+    fn first_cause(&self) -> Option<DriverError> {
+        self.base.first_cause()
+    }
+
+    fn finalize(self: Box<Self>, lease: &DeviceLease) -> Result<FinalizeReport, FinalizeError> {
+        ArchRunner::finalize(*self, lease)
+    }
+}

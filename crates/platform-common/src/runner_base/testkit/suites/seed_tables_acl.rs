@@ -1,0 +1,184 @@
+//! The seed's tables a second time, through the `acl` driver against `libsim_acl.so`: every
+//! measurement of `seed_tables` and `chain` runs on the in-process simulator and, on a machine of
+//! its own, with each simulated process a fresh copy of the library loaded through the C ABI. The
+//! outcomes and codes must be the same, field by field (timings aside).
+//!
+//! `libsim_acl.so` and its timing-free views belong to the `sim-acl` crate, which depends on this
+//! one; the tests name them through [`ThroughAcl`] (see `arch_runner_tests!`).
+
+use std::fmt::Debug;
+use std::path::PathBuf;
+
+use tempfile::TempDir;
+
+use super::super::{
+    compute_in_fresh_process, guarded_hang_then_noop, raw_hang_then_noop, soft_reset_then_reinit,
+    trigger_then_recover, RecoveryOptions, RecoveryProbe, SimBench, Trigger,
+};
+use super::{ArchUnderTest, Bench, CARD, ITERATIONS};
+
+/// How the tests reach `libsim_acl.so` (`sim_acl::containment`).
+#[derive(Debug, Clone, Copy)]
+pub struct ThroughAcl<V> {
+    /// The bench with its processes made through `libsim_acl.so`, copies in the directory
+    /// (`sim_acl::containment::through_acl`).
+    pub bench: fn(&SimBench, PathBuf) -> SimBench,
+    /// A recovery measurement without its timings, compared field by field
+    /// (`sim_acl::containment::RecoveryView::from`).
+    pub view: fn(&RecoveryProbe) -> V,
+}
+
+/// Two machines with the same plan on [`CARD`]: one in-process, one through the C ABI.
+struct Pair {
+    sim: Bench,
+    _acl_machine: Bench,
+    acl: SimBench,
+    _libs: TempDir,
+}
+
+fn pair<V>(t: &ArchUnderTest, through: &ThroughAcl<V>, plan: &str) -> Pair {
+    let sim = t.bench(plan);
+    let acl_machine = t.bench(plan);
+    let libs = tempfile::tempdir().unwrap();
+    let acl = (through.bench)(&acl_machine, libs.path().to_owned());
+    Pair {
+        sim,
+        _acl_machine: acl_machine,
+        acl,
+        _libs: libs,
+    }
+}
+
+/// The plan's rules, each on [`CARD`].
+fn on_card(rules: &[&str]) -> String {
+    rules
+        .iter()
+        .map(|r| format!("dev={CARD}:{r}"))
+        .collect::<Vec<_>>()
+        .join(";")
+}
+
+/// The raw driver's hang then noop.
+pub fn raw_driver_hang_then_noop_is_the_same_through_the_c_abi<V>(
+    t: &ArchUnderTest,
+    through: &ThroughAcl<V>,
+) {
+    let p = pair(t, through, "");
+    for i in 0..ITERATIONS {
+        let sim = raw_hang_then_noop(&p.sim, CARD).unwrap();
+        let acl = raw_hang_then_noop(&p.acl, CARD).unwrap();
+        assert_eq!(acl, sim, "iteration {i}");
+        assert!(acl.cascaded(), "{acl:?}");
+    }
+}
+
+/// The runner's hang then noop, refused at the guard.
+pub fn guarded_hang_then_noop_is_the_same_through_the_c_abi<V>(t: &ArchUnderTest, through: &ThroughAcl<V>) {
+    let p = pair(t, through, "");
+    for i in 0..ITERATIONS {
+        let sim = guarded_hang_then_noop(&p.sim, CARD).unwrap();
+        let acl = guarded_hang_then_noop(&p.acl, CARD).unwrap();
+        assert_eq!(acl, sim, "iteration {i}");
+        assert_eq!(acl.noop_driver_calls, 0, "the guard made a driver call");
+    }
+}
+
+/// Soft reset, then a new runner in the same process.
+pub fn soft_reset_then_reinit_is_the_same_through_the_c_abi<V>(t: &ArchUnderTest, through: &ThroughAcl<V>) {
+    let p = pair(t, through, "");
+    for i in 0..ITERATIONS {
+        let sim = soft_reset_then_reinit(&p.sim, CARD).unwrap();
+        let acl = soft_reset_then_reinit(&p.acl, CARD).unwrap();
+        assert_eq!(acl, sim, "iteration {i}");
+        assert!(acl.reinit.is_err(), "{acl:?}");
+    }
+}
+
+/// The cascade variant and the control: a hang in one process (which ends without finalize),
+/// then the compute case in another; and the compute case alone.
+pub fn hang_in_one_process_then_compute_in_another_is_the_same_through_the_c_abi<V>(
+    t: &ArchUnderTest,
+    through: &ThroughAcl<V>,
+) {
+    let p = pair(t, through, "");
+    for i in 0..ITERATIONS as u64 {
+        let hang_sim = guarded_hang_then_noop(&p.sim, CARD).unwrap();
+        let hang_acl = guarded_hang_then_noop(&p.acl, CARD).unwrap();
+        assert_eq!(hang_acl, hang_sim);
+        let sim = compute_in_fresh_process(&p.sim, CARD, i).unwrap();
+        let acl = compute_in_fresh_process(&p.acl, CARD, i).unwrap();
+        assert_eq!(acl, sim, "iteration {i}");
+        assert!(acl.passed(), "{acl:?}");
+    }
+}
+
+/// One recovery measurement with `rules` on the card, on both machines: the two probes, the
+/// in-process one first.
+fn recovery<V>(
+    t: &ArchUnderTest,
+    through: &ThroughAcl<V>,
+    rules: &[&str],
+    trigger: Trigger,
+    sdma: bool,
+) -> (RecoveryProbe, RecoveryProbe) {
+    let p = pair(t, through, &on_card(rules));
+    let opts = RecoveryOptions { sdma };
+    let sim = trigger_then_recover(&p.sim, CARD, trigger, opts).unwrap();
+    let acl = trigger_then_recover(&p.acl, CARD, trigger, opts).unwrap();
+    (sim, acl)
+}
+
+/// Force-reset recovery after a hang.
+pub fn force_reset_recovery_is_the_same_through_the_c_abi<V: PartialEq + Debug>(
+    t: &ArchUnderTest,
+    through: &ThroughAcl<V>,
+) {
+    for i in 0..ITERATIONS {
+        let (sim, acl) = recovery(t, through, &[], Trigger::Hang, false);
+        assert_eq!((through.view)(&acl), (through.view)(&sim), "iteration {i}");
+        let kinds: Vec<&str> = acl.events.iter().map(|e| e.kind_name()).collect();
+        assert_eq!(
+            kinds,
+            ["poisoned", "marked_unusable", "force_reset", "probe", "recovered"]
+        );
+    }
+}
+
+/// Every fault plan of the chain tests.
+pub fn every_fault_of_the_recovery_chain_is_the_same_through_the_c_abi<V: PartialEq + Debug>(
+    t: &ArchUnderTest,
+    through: &ThroughAcl<V>,
+) {
+    let rows: [(&[&str], Trigger, bool); 10] = [
+        (&["drain=false_negative"], Trigger::Hang, false),
+        (&["force_reset_fail=2"], Trigger::Hang, false),
+        (&["force_reset_fail=3"], Trigger::Hang, false),
+        (&["force_reset_fail=1"], Trigger::Hang, true),
+        (&[], Trigger::Hang, true),
+        (&["probe_fail=1"], Trigger::Hang, false),
+        (&["launch_fail@1=207001"], Trigger::Compute, false),
+        (&["launch_fail@1"], Trigger::Compute, false),
+        (&["corrupt@1"], Trigger::Compute, false),
+        (
+            &["launch_fail@1", "force_reset_fail=1", "probe_fail=1"],
+            Trigger::Compute,
+            false,
+        ),
+    ];
+    for (rules, trigger, sdma) in rows {
+        let (sim, acl) = recovery(t, through, rules, trigger, sdma);
+        assert_eq!(
+            (through.view)(&acl),
+            (through.view)(&sim),
+            "plan {rules:?}, {trigger:?}, sdma {sdma}"
+        );
+    }
+}
+
+/// A dead card's init error.
+pub fn a_dead_card_fails_init_the_same_through_the_c_abi<V>(t: &ArchUnderTest, through: &ThroughAcl<V>) {
+    let p = pair(t, through, &on_card(&["dead"]));
+    let sim = trigger_then_recover(&p.sim, CARD, Trigger::Hang, RecoveryOptions::default()).unwrap_err();
+    let acl = trigger_then_recover(&p.acl, CARD, Trigger::Hang, RecoveryOptions::default()).unwrap_err();
+    assert_eq!(acl.to_string(), sim.to_string());
+}
