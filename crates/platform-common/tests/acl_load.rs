@@ -9,8 +9,8 @@
 #![cfg(feature = "onboard")]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
+use platform_common::acl::fixtures::{compile_c_library, loaded_libc};
 use platform_common::acl::{AclConfig, AclDriver, AclLoadError, REQUIRED_SYMBOLS};
 use platform_common::driver::{Driver, DriverCall, DriverKind};
 use platform_common::error::{codes, FailureClass};
@@ -28,36 +28,11 @@ int halResMap(unsigned int dev, void *info, unsigned long *va, unsigned int *len
 
 /// Compiles [`PARTIAL_C`] into `dir/libpartial.so`.
 fn partial_cann(dir: &Path) -> PathBuf {
-    let src = dir.join("partial.c");
-    let lib = dir.join("libpartial.so");
-    std::fs::write(&src, PARTIAL_C).unwrap();
-    let compiled = ["cc", "c++"].iter().any(|cc| {
-        Command::new(cc)
-            .args(["-x", "c", "-shared", "-fPIC", "-o"])
-            .arg(&lib)
-            .arg(&src)
-            .status()
-            .is_ok_and(|s| s.success())
-    });
-    assert!(
-        compiled,
-        "no C compiler (cc or c++) could build the partial library"
-    );
-    lib
+    compile_c_library(dir, "libpartial.so", PARTIAL_C).unwrap()
 }
 
-/// The C library this test process has loaded (a real shared object that is not CANN).
 fn libc_path() -> PathBuf {
-    let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
-    maps.lines()
-        .filter_map(|l| l.split_whitespace().nth(5))
-        .find(|p| {
-            Path::new(p)
-                .file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("libc.so"))
-        })
-        .map(PathBuf::from)
-        .expect("libc is mapped")
+    loaded_libc().expect("libc is mapped")
 }
 
 fn one_line(e: &AclLoadError) -> String {

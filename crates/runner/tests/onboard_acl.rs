@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::*;
+use platform_common::acl::fixtures::{compile_c_library, loaded_libc};
 use platform_common::driver::DriverKind;
 use runner::report::model::{HealthKind, Platform, RunReport};
 
@@ -351,34 +352,10 @@ fn partial_cann(dir: &Path) -> PathBuf {
 
 /// Compiles the C `source` into `dir/name`.
 fn compile(dir: &Path, name: &str, source: &str) -> PathBuf {
-    let src = dir.join(format!("{name}.c"));
-    let lib = dir.join(name);
-    std::fs::write(&src, source).unwrap();
-    let compiled = ["cc", "c++"].iter().any(|cc| {
-        Command::new(cc)
-            .args(["-x", "c", "-shared", "-fPIC", "-o"])
-            .arg(&lib)
-            .arg(&src)
-            .status()
-            .is_ok_and(|s| s.success())
-    });
-    assert!(
-        compiled,
-        "no C compiler (cc or c++) could build the partial library"
-    );
-    lib
+    compile_c_library(dir, name, source).unwrap()
 }
 
 /// The C library this test process has loaded: a real shared object that is not CANN.
 fn libc_path() -> PathBuf {
-    let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
-    maps.lines()
-        .filter_map(|l| l.split_whitespace().nth(5))
-        .find(|p| {
-            Path::new(p)
-                .file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("libc.so"))
-        })
-        .map(PathBuf::from)
-        .expect("libc is mapped")
+    loaded_libc().expect("libc is mapped")
 }

@@ -101,10 +101,12 @@ impl AclDriver {
         Ok(driver)
     }
 
+    #[cfg_attr(not(feature = "sim"), allow(dead_code))]
     pub(crate) fn symbols(&self) -> &Symbols {
         &self.syms
     }
 
+    #[cfg_attr(not(feature = "sim"), allow(dead_code))]
     pub(crate) fn libs(&self) -> &Libraries {
         &self.libs
     }

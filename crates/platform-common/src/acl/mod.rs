@@ -21,6 +21,7 @@ pub mod bindings;
 pub mod config;
 pub mod driver;
 pub mod error;
+pub mod fixtures;
 #[cfg(feature = "sim")]
 mod introspect;
 mod library;

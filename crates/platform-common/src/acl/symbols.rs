@@ -31,7 +31,9 @@ macro_rules! symbol_table {
         /// Symbols the driver calls only where they resolve (cardguard's `cgSim*` extensions).
         pub const OPTIONAL_SYMBOLS: &[&str] = &[$(stringify!($opt)),*];
 
+        // The introspection extensions are read only with the simulator compiled in.
         #[allow(non_snake_case)]
+        #[cfg_attr(not(feature = "sim"), allow(dead_code))]
         impl Symbols {
             $(
                 /// The symbol, resolved on first use; `None` when no library exports it.
