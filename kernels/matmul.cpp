@@ -7,6 +7,7 @@
 //   3 m: rows of A and C
 //   4 k: columns of A, rows of B
 //   5 n: columns of B and C
+// Every buffer must hold its element count (else CG_KERNEL_BAD_ARGS, before any access).
 // Blocks split the M rows of C into contiguous balanced ranges; each writes only its own rows.
 #include "cardguard/kernel_util.hpp"
 
@@ -18,17 +19,17 @@ extern "C" int32_t cg_kernel_main(const cg_kernel_ctx *ctx) {
     if (!cg::launch_ok(ctx, 6)) {
         return CG_KERNEL_BAD_ARGS;
     }
-    const float *a = cg::buf<const float>(ctx, 0);
-    const float *b = cg::buf<const float>(ctx, 1);
-    float *c = cg::buf<float>(ctx, 2);
     const uint64_t m = cg::scalar(ctx, 3);
     const uint64_t k = cg::scalar(ctx, 4);
     const uint64_t n = cg::scalar(ctx, 5);
-    uint64_t size;
-    if (!cg::mul_ok(m, k, &size) || !cg::mul_ok(k, n, &size) || !cg::mul_ok(m, n, &size)) {
+    uint64_t a_len, b_len, c_len;
+    if (!cg::mul_ok(m, k, &a_len) || !cg::mul_ok(k, n, &b_len) || !cg::mul_ok(m, n, &c_len)) {
         return CG_KERNEL_BAD_ARGS;
     }
-    if (m * n > 0 && (c == nullptr || (k > 0 && (a == nullptr || b == nullptr)))) {
+    const float *a = cg::buf<const float>(ctx, 0, a_len);
+    const float *b = cg::buf<const float>(ctx, 1, b_len);
+    float *c = cg::buf<float>(ctx, 2, c_len);
+    if (a == nullptr || b == nullptr || c == nullptr) {
         return CG_KERNEL_BAD_ARGS;
     }
     const cg::Range rows = cg::block_range(m, ctx->block_idx, ctx->block_dim);

@@ -24,8 +24,9 @@
 //   12 num_blocks (physical blocks in each cache; every used table entry must be below it)
 //   13 scale: f32 bits in the low 32 bits (usually 1/sqrt(head_dim))
 // Blocks split the num_seqs * num_heads (sequence, head) pairs, numbered s * num_heads + h, into
-// contiguous balanced ranges; each writes only the out rows of its own pairs. A bad context length
-// or table entry returns CG_KERNEL_BAD_ARGS.
+// contiguous balanced ranges; each writes only the out rows of its own pairs. A buffer shorter than
+// its shape above, a bad context length or a bad table entry returns CG_KERNEL_BAD_ARGS (the buffer
+// checks come before any access; with them and the entry checks every access is in bounds).
 #include <math.h>
 
 #include "cardguard/kernel_util.hpp"
@@ -66,31 +67,33 @@ extern "C" int32_t cg_kernel_main(const cg_kernel_ctx *ctx) {
     if (!cg::launch_ok(ctx, 14)) {
         return CG_KERNEL_BAD_ARGS;
     }
-    const float *q = cg::buf<const float>(ctx, 0);
-    const float *k_cache = cg::buf<const float>(ctx, 1);
-    const float *v_cache = cg::buf<const float>(ctx, 2);
-    const int32_t *block_tables = cg::buf<const int32_t>(ctx, 3);
-    const int32_t *context_lens = cg::buf<const int32_t>(ctx, 4);
-    float *out = cg::buf<float>(ctx, 5);
     const uint64_t num_seqs = cg::scalar(ctx, 6);
     const Shape sh = {cg::scalar(ctx, 7),  cg::scalar(ctx, 8),  cg::scalar(ctx, 9),
                       cg::scalar(ctx, 10), cg::scalar(ctx, 11), cg::scalar(ctx, 12)};
     const float scale = cg::f32_arg(ctx, 13);
 
-    uint64_t pairs, q_len, tokens, cache_len;
+    uint64_t pairs, q_len, tokens, cache_len, table_len;
     if (!cg::mul_ok(num_seqs, sh.num_heads, &pairs) || !cg::mul_ok(pairs, sh.head_dim, &q_len) ||
         !cg::mul_ok(sh.max_blocks_per_seq, sh.block_size, &tokens) ||
-        !cg::mul_ok(sh.num_blocks, sh.block_size, &cache_len) ||
-        !cg::mul_ok(cache_len, sh.num_kv_heads, &cache_len) ||
+        !cg::mul_ok(num_seqs, sh.max_blocks_per_seq, &table_len) ||
+        !cg::mul_ok(sh.num_blocks, sh.block_size, sh.num_kv_heads, &cache_len) ||
         !cg::mul_ok(cache_len, sh.head_dim, &cache_len)) {
+        return CG_KERNEL_BAD_ARGS;
+    }
+    const float *q = cg::buf<const float>(ctx, 0, q_len);
+    const float *k_cache = cg::buf<const float>(ctx, 1, cache_len);
+    const float *v_cache = cg::buf<const float>(ctx, 2, cache_len);
+    const int32_t *block_tables = cg::buf<const int32_t>(ctx, 3, table_len);
+    const int32_t *context_lens = cg::buf<const int32_t>(ctx, 4, num_seqs);
+    float *out = cg::buf<float>(ctx, 5, q_len);
+    if (q == nullptr || k_cache == nullptr || v_cache == nullptr || block_tables == nullptr ||
+        context_lens == nullptr || out == nullptr) {
         return CG_KERNEL_BAD_ARGS;
     }
     if (pairs == 0) {
         return CG_KERNEL_OK;
     }
-    if (sh.num_kv_heads == 0 || sh.num_heads % sh.num_kv_heads != 0 || sh.block_size == 0 ||
-        q == nullptr || out == nullptr || context_lens == nullptr ||
-        (tokens > 0 && (block_tables == nullptr || k_cache == nullptr || v_cache == nullptr))) {
+    if (sh.num_kv_heads == 0 || sh.num_heads % sh.num_kv_heads != 0 || sh.block_size == 0) {
         return CG_KERNEL_BAD_ARGS;
     }
     const uint64_t group = sh.num_heads / sh.num_kv_heads;

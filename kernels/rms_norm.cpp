@@ -7,6 +7,7 @@
 //   3 rows
 //   4 cols
 //   5 eps: f32 bits in the low 32 bits (f32::to_bits)
+// Every buffer must hold its element count (else CG_KERNEL_BAD_ARGS, before any access).
 // Blocks split the rows into contiguous balanced ranges; each writes only its own rows.
 #include <math.h>
 
@@ -20,15 +21,17 @@ extern "C" int32_t cg_kernel_main(const cg_kernel_ctx *ctx) {
     if (!cg::launch_ok(ctx, 6)) {
         return CG_KERNEL_BAD_ARGS;
     }
-    const float *x = cg::buf<const float>(ctx, 0);
-    const float *gamma = cg::buf<const float>(ctx, 1);
-    float *y = cg::buf<float>(ctx, 2);
     const uint64_t rows = cg::scalar(ctx, 3);
     const uint64_t cols = cg::scalar(ctx, 4);
     const float eps = cg::f32_arg(ctx, 5);
     uint64_t size;
-    if (!cg::mul_ok(rows, cols, &size) ||
-        (size > 0 && (x == nullptr || gamma == nullptr || y == nullptr))) {
+    if (!cg::mul_ok(rows, cols, &size)) {
+        return CG_KERNEL_BAD_ARGS;
+    }
+    const float *x = cg::buf<const float>(ctx, 0, size);
+    const float *gamma = cg::buf<const float>(ctx, 1, cols);
+    float *y = cg::buf<float>(ctx, 2, size);
+    if (x == nullptr || gamma == nullptr || y == nullptr) {
         return CG_KERNEL_BAD_ARGS;
     }
     const cg::Range r = cg::block_range(rows, ctx->block_idx, ctx->block_dim);

@@ -5,6 +5,7 @@
 //   1 y: *mut f32, rows*cols elements (output)
 //   2 rows
 //   3 cols
+// Every buffer must hold its element count (else CG_KERNEL_BAD_ARGS, before any access).
 // Blocks split the rows into contiguous balanced ranges; each writes only its own rows.
 #include <math.h>
 
@@ -18,12 +19,15 @@ extern "C" int32_t cg_kernel_main(const cg_kernel_ctx *ctx) {
     if (!cg::launch_ok(ctx, 4)) {
         return CG_KERNEL_BAD_ARGS;
     }
-    const float *x = cg::buf<const float>(ctx, 0);
-    float *y = cg::buf<float>(ctx, 1);
     const uint64_t rows = cg::scalar(ctx, 2);
     const uint64_t cols = cg::scalar(ctx, 3);
     uint64_t size;
-    if (!cg::mul_ok(rows, cols, &size) || (size > 0 && (x == nullptr || y == nullptr))) {
+    if (!cg::mul_ok(rows, cols, &size)) {
+        return CG_KERNEL_BAD_ARGS;
+    }
+    const float *x = cg::buf<const float>(ctx, 0, size);
+    float *y = cg::buf<float>(ctx, 1, size);
+    if (x == nullptr || y == nullptr) {
         return CG_KERNEL_BAD_ARGS;
     }
     const cg::Range r = cg::block_range(rows, ctx->block_idx, ctx->block_dim);

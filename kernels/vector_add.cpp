@@ -5,6 +5,7 @@
 //   1 b: *const f32, n elements
 //   2 c: *mut f32, n elements (output)
 //   3 n: element count
+// Every buffer must hold n elements (else CG_KERNEL_BAD_ARGS, before any access).
 // Blocks split [0, n) into contiguous balanced ranges (cg::block_range); each writes only its own.
 #include "cardguard/kernel_util.hpp"
 
@@ -16,11 +17,11 @@ extern "C" int32_t cg_kernel_main(const cg_kernel_ctx *ctx) {
     if (!cg::launch_ok(ctx, 4)) {
         return CG_KERNEL_BAD_ARGS;
     }
-    const float *a = cg::buf<const float>(ctx, 0);
-    const float *b = cg::buf<const float>(ctx, 1);
-    float *c = cg::buf<float>(ctx, 2);
     const uint64_t n = cg::scalar(ctx, 3);
-    if (n > 0 && (a == nullptr || b == nullptr || c == nullptr)) {
+    const float *a = cg::buf<const float>(ctx, 0, n);
+    const float *b = cg::buf<const float>(ctx, 1, n);
+    float *c = cg::buf<float>(ctx, 2, n);
+    if (a == nullptr || b == nullptr || c == nullptr) {
         return CG_KERNEL_BAD_ARGS;
     }
     const cg::Range r = cg::block_range(n, ctx->block_idx, ctx->block_dim);

@@ -1,4 +1,6 @@
-//! DeviceLease across real processes: exclusive, crash-safe, hand-off to a child.
+//! DeviceLease across real processes: exclusive, crash-safe, hand-off to a child (adopted once,
+//! never passed on to the child's own children), and lock paths that are never followed through
+//! a symlink.
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -166,4 +168,89 @@ fn an_inherited_lease_for_another_card_is_refused() {
         "{line}"
     );
     child.release();
+}
+
+#[test]
+fn an_inherited_lease_is_adopted_once_per_process() {
+    let tmp = tempfile::tempdir().unwrap();
+    let c = cfg(&tmp);
+    let lease = DeviceLease::try_acquire(&c, 5, "parent").unwrap();
+    let mut child = Holder::spawn(&["inherit-twice", &c.dir.display().to_string()], Some(&lease));
+    let line = child.line();
+    assert!(
+        line.starts_with("inherited 5, again: refused") && line.contains("already adopted"),
+        "{line}"
+    );
+    drop(lease);
+    // The first adoption still holds the card (the refused second one closed nothing).
+    assert!(matches!(
+        DeviceLease::try_acquire(&c, 5, "third"),
+        Err(LeaseError::Held { .. })
+    ));
+    child.release();
+    DeviceLease::try_acquire(&c, 5, "third").expect("free once the child exits");
+}
+
+#[test]
+fn processes_the_holder_spawns_do_not_inherit_the_lock() {
+    use rustix::process::{kill_process, test_kill_process, Pid, Signal};
+
+    let tmp = tempfile::tempdir().unwrap();
+    let c = cfg(&tmp);
+    let lease = DeviceLease::try_acquire(&c, 7, "parent").unwrap();
+    let mut child = Holder::spawn(&["inherit-spawn", &c.dir.display().to_string()], Some(&lease));
+    let line = child.line();
+    let pid: i32 = line
+        .strip_prefix("inherited 7 grandchild ")
+        .unwrap_or_else(|| panic!("{line}"))
+        .parse()
+        .unwrap();
+    let grandchild = Pid::from_raw(pid).unwrap();
+    drop(lease);
+    child.release();
+    // The holder is gone, its grandchild lives on: the card must be free all the same.
+    assert!(test_kill_process(grandchild).is_ok(), "the grandchild still runs");
+    let freed = DeviceLease::try_acquire(&c, 7, "next");
+    let _ = kill_process(grandchild, Signal::Kill);
+    freed.expect("a process the holder spawned kept the lock");
+}
+
+#[test]
+fn symlinks_in_place_of_the_lock_dir_or_a_lock_file_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let victim = tmp.path().join("victim");
+    std::fs::write(&victim, b"precious").unwrap();
+
+    // A lock file planted as a symlink to someone else's file: refused, the target untouched.
+    let c = cfg(&tmp);
+    DeviceLease::try_acquire(&c, 0, "make-dir").unwrap();
+    std::os::unix::fs::symlink(&victim, c.lock_path(1)).unwrap();
+    match DeviceLease::try_acquire(&c, 1, "me") {
+        Err(LeaseError::Unsafe { path, reason }) => {
+            assert_eq!(path, c.lock_path(1));
+            assert!(reason.contains("symbolic link"), "{reason}");
+        }
+        other => panic!("expected Unsafe, got {other:?}"),
+    }
+    assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+
+    // The lock dir itself a symlink (even to a private dir of ours): refused, naming it.
+    let linked = LeaseConfig {
+        dir: tmp.path().join("linked-locks"),
+    };
+    std::os::unix::fs::symlink(&c.dir, &linked.dir).unwrap();
+    let e = DeviceLease::try_acquire(&linked, 0, "me").unwrap_err();
+    assert!(
+        matches!(&e, LeaseError::Unsafe { path, .. } if *path == linked.dir),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("linked-locks"), "{e}");
+
+    // A file where the dir should be.
+    let file_dir = LeaseConfig { dir: victim.clone() };
+    assert!(matches!(
+        DeviceLease::try_acquire(&file_dir, 0, "me"),
+        Err(LeaseError::Unsafe { .. })
+    ));
+    assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
 }

@@ -78,7 +78,7 @@ fn probe(args: &Args) -> anyhow::Result<ExitCode> {
             .root
             .clone()
             .ok_or_else(|| anyhow::anyhow!("--fresh-child needs --root"))?;
-        return Ok(fresh_child(SimConfig::new(args.arch, root).with_timeouts(t)));
+        return Ok(fresh_child(SimConfig::new(args.arch, root).with_timeouts(t)?));
     }
     if args.iterations == 0 {
         anyhow::bail!("--iterations must be at least 1");
@@ -86,7 +86,7 @@ fn probe(args: &Args) -> anyhow::Result<ExitCode> {
     let dir = tempfile::Builder::new()
         .prefix("cardguard-sim-probe-")
         .tempdir()?;
-    let cfg = SimConfig::new(args.arch, dir.path().join("sim")).with_timeouts(t);
+    let cfg = SimConfig::new(args.arch, dir.path().join("sim")).with_timeouts(t)?;
     let locks = LeaseConfig {
         dir: dir.path().join("locks"),
     };

@@ -1,18 +1,18 @@
 //! The a2a3 `DeviceRunner`: the shared `ArchRunner` with a2a3's registers, mapped once at init,
 //! and the partial-good mask.
 //!
-//! init: the shared init (set device, op-execute timeout logged on failure, AICPU and AICore
-//! streams), then `halMemCtl` ([`CardRegisters`]: register window and partial-good mask; a
-//! failure ends the init). run: the guard (no driver call when unusable), the shared request
-//! checks (block dim over 24 is a usage error), then the mask (block dim over its usable cores is
-//! a usage error, no driver call), then the shared pipeline (allocate, copy in, AICore launch
-//! before AICPU, bounded syncs, copy out, free). finalize: the shared finalize (force reset when
-//! unusable; one attempt for an SDMA runner). This file says only when a2a3 maps and what it
-//! checks; it never reimplements the chain.
+//! init: the shared init (timeouts checked, set device, op-execute timeout logged on failure,
+//! AICPU and AICore streams), then `halMemCtl` ([`CardRegisters`]: register window and
+//! partial-good mask; a failure ends the init). run: the guard (no driver call when unusable),
+//! the shared request checks (block dim over 24 is a usage error), then the mask (block dim over
+//! its usable cores is a usage error, no driver call), then the card made current on the calling
+//! thread and the shared pipeline (allocate, copy in, AICore launch before AICPU, bounded syncs,
+//! copy out, free; on a poisoned context its first buffer's `aclrtMalloc` meets 507899, as the
+//! seed's a2a3 CI did). finalize: the shared finalize (force reset when unusable; one attempt for
+//! an SDMA runner). This file says only when a2a3 maps and what it checks; it never reimplements
+//! the chain.
 
-use platform_common::runner_base::{
-    ArchRegisters, ArchRunner, DeviceRunnerBase, RunError, RunRequest, UsageError,
-};
+use platform_common::runner_base::{ArchRegisters, ArchRunner, DeviceRunnerBase, RunRequest, UsageError};
 use platform_common::{Arch, DriverError};
 
 use crate::registers::CardRegisters;
@@ -29,8 +29,9 @@ impl ArchRegisters for CardRegisters {
         CardRegisters::map(base.driver().as_ref(), base.device())
     }
 
-    /// The partial-good mask: a block dim over its usable cores is a usage error.
-    fn prepare_run(&mut self, base: &mut DeviceRunnerBase, req: &RunRequest) -> Result<(), RunError> {
+    /// The partial-good mask: a block dim over its usable cores is a usage error (no driver
+    /// call). a2a3 maps nothing per run, so it has no driver step.
+    fn check_run(&self, base: &DeviceRunnerBase, req: &RunRequest) -> Result<(), UsageError> {
         let usable = self.usable_cores();
         if req.block_dim > usable {
             return Err(UsageError::BlockDimOverUsableCores {
@@ -38,8 +39,7 @@ impl ArchRegisters for CardRegisters {
                 usable,
                 device: base.device(),
                 mask: self.window().core_mask,
-            }
-            .into());
+            });
         }
         Ok(())
     }

@@ -1,14 +1,14 @@
 //! The a5 `DeviceRunner`: the shared `ArchRunner` with a5's registers, mapped at every run.
 //!
-//! init: the shared init (set device, op-execute timeout logged on failure, AICPU and AICore
-//! streams); a5 maps nothing there. run: the guard (no driver call when unusable), the shared
-//! request checks (block dim over 36 is a usage error), then one `halResMap` per core
-//! ([`CoreRegisters`]; a failure goes through the fail-fast chain), then the shared pipeline
-//! (allocate, copy in, AICore launch before AICPU, bounded syncs, copy out, free). finalize: the
-//! shared finalize (force reset when unusable). This file says only when a5 maps; it never
-//! reimplements the chain.
+//! init: the shared init (timeouts checked, set device, op-execute timeout logged on failure,
+//! AICPU and AICore streams); a5 maps nothing there. run: the guard (no driver call when
+//! unusable), the shared request checks (block dim over 36 is a usage error), the card made
+//! current on the calling thread, then one `halResMap` per core ([`CoreRegisters`]; the runner
+//! sends a failure through the fail-fast chain), then the shared pipeline (allocate, copy in,
+//! AICore launch before AICPU, bounded syncs, copy out, free). finalize: the shared finalize
+//! (force reset when unusable). This file says only when a5 maps; it never reimplements the chain.
 
-use platform_common::runner_base::{ArchRegisters, ArchRunner, DeviceRunnerBase, RunError, RunRequest};
+use platform_common::runner_base::{ArchRegisters, ArchRunner, DeviceRunnerBase, RunRequest};
 use platform_common::{Arch, DriverError};
 
 use crate::registers::CoreRegisters;
@@ -26,9 +26,7 @@ impl ArchRegisters for CoreRegisters {
     }
 
     /// One `halResMap` per core the run uses, at the start of every run.
-    fn prepare_run(&mut self, base: &mut DeviceRunnerBase, req: &RunRequest) -> Result<(), RunError> {
-        let driver = base.driver().clone();
-        self.map(driver.as_ref(), base.device(), req.block_dim)
-            .map_err(|e| base.device_failure(e))
+    fn prepare_run(&mut self, base: &DeviceRunnerBase, req: &RunRequest) -> Result<(), DriverError> {
+        self.map(base.driver().as_ref(), base.device(), req.block_dim)
     }
 }

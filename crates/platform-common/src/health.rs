@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::arch::Arch;
 use crate::driver::{DeviceId, DriverCall};
-use crate::error::{Code, DriverError};
+use crate::error::{Code, CodeSpace, DriverError};
 
 /// The health of one runner.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -90,8 +90,11 @@ pub enum HealthEventKind {
     ForceReset {
         /// 1-based attempt number.
         attempt: u32,
-        /// Raw rc of the force reset (0 = success).
-        rc: i32,
+        /// The ACL rc of the force reset (0 = success). Absent when it failed with a code of
+        /// another space (a missing symbol never reached CANN): the event's `code` carries it,
+        /// with its space.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rc: Option<i32>,
         /// How long the whole attempt (drain, reset, probe) took.
         duration_ms: u64,
     },
@@ -238,22 +241,37 @@ pub enum DrainOutcome {
     Failed(DriverError),
 }
 
-/// What the bounded drain reported when a runner was marked unusable, as events carry it.
+/// What the bounded drain reported when a runner was marked unusable, as events carry it
+/// (`"reported_success"`, or `{"failed": {"code": {"space": "acl", "raw": 507046}}}`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DrainReport {
     /// Success: possibly a false negative (a2a3), so not trusted.
     ReportedSuccess,
     /// An error, as on a poisoned context.
-    Failed,
+    Failed {
+        /// The drain's code (a5 507046, a2a3 507015 on a poisoned context).
+        code: Code,
+    },
 }
 
 impl From<DrainOutcome> for DrainReport {
     fn from(d: DrainOutcome) -> Self {
         match d {
             DrainOutcome::ReportedSuccess => Self::ReportedSuccess,
-            DrainOutcome::Failed(_) => Self::Failed,
+            DrainOutcome::Failed(e) => Self::Failed { code: e.code },
         }
+    }
+}
+
+/// The ACL rc a report shows for a call's outcome: `Some(0)` for success, the raw code of an
+/// ACL-space error, `None` for an error of another space (a HAL rc or a loader code is not an
+/// ACL rc; the error itself carries it with its space).
+pub(crate) fn acl_rc(error: Option<DriverError>) -> Option<i32> {
+    match error {
+        None => Some(0),
+        Some(e) if e.code.space == CodeSpace::Acl => Some(e.code.raw),
+        Some(_) => None,
     }
 }
 
@@ -322,7 +340,7 @@ impl Health {
                 device = event.device, arch = %event.arch, kind = event.kind_name(),
                 "{}", event.detail
             ),
-            HealthEventKind::ForceReset { rc: 0, .. } => tracing::info!(
+            HealthEventKind::ForceReset { rc: Some(0), .. } => tracing::info!(
                 device = event.device, arch = %event.arch, kind = event.kind_name(),
                 "{}", event.detail
             ),
@@ -391,7 +409,7 @@ impl Health {
         duration: Duration,
     ) -> Result<(), IllegalTransition> {
         self.require(self.state == HealthState::Resetting, "attempt")?;
-        let rc = reset_error.map_or(0, |e| e.code.raw);
+        let rc = acl_rc(reset_error);
         let detail = match reset_error {
             None => format!("force reset of card {} attempt {attempt}: rc=0", self.device),
             Some(e) => format!(
@@ -507,22 +525,57 @@ mod tests {
             vec![
                 HealthEventKind::Poisoned,
                 HealthEventKind::MarkedUnusable {
-                    drain: DrainReport::Failed
+                    drain: DrainReport::Failed {
+                        code: codes::RT_STREAM_SYNC_TIMEOUT
+                    }
                 },
                 HealthEventKind::ForceReset {
                     attempt: 1,
-                    rc: 507899,
+                    rc: Some(507899),
                     duration_ms: 4
                 },
                 HealthEventKind::ForceReset {
                     attempt: 2,
-                    rc: 0,
+                    rc: Some(0),
                     duration_ms: 5
                 },
                 HealthEventKind::Probe { attempt: 2, ok: true },
                 HealthEventKind::Recovered { attempts: 2 },
             ]
         );
+    }
+
+    #[test]
+    fn a_force_reset_failing_outside_the_acl_code_space_has_no_rc() {
+        let (mut h, rx) = machine();
+        h.fault(cause()).unwrap();
+        h.mark_unusable(DrainOutcome::ReportedSuccess).unwrap();
+        h.begin_reset().unwrap();
+        let missing = DriverError::new(DriverCall::ResetDeviceForce, codes::LOADER_SYMBOL_MISSING);
+        h.attempt(1, Some(missing), None, Duration::from_millis(1))
+            .unwrap();
+        let ev = rx.try_iter().last().unwrap();
+        assert_eq!(
+            ev.kind,
+            HealthEventKind::ForceReset {
+                attempt: 1,
+                rc: None,
+                duration_ms: 1
+            }
+        );
+        assert_eq!(
+            ev.code,
+            Some(codes::LOADER_SYMBOL_MISSING),
+            "the code keeps its space"
+        );
+        let json = serde_json::to_value(&ev).unwrap();
+        assert!(json.get("rc").is_none(), "{json}");
+        assert_eq!(json["code"]["space"], "loader");
+        assert_eq!(serde_json::from_value::<HealthEvent>(json).unwrap(), ev);
+        assert_eq!(acl_rc(None), Some(0));
+        assert_eq!(acl_rc(Some(cause())), Some(507000));
+        let hal = DriverError::new(DriverCall::HalResMap, codes::HAL_RES_MAP_REFUSED);
+        assert_eq!(acl_rc(Some(hal)), None);
     }
 
     #[test]
@@ -558,7 +611,7 @@ mod tests {
             Arch::A2a3,
             HealthEventKind::ForceReset {
                 attempt: 2,
-                rc: 0,
+                rc: Some(0),
                 duration_ms: 17,
             },
             "x",
@@ -584,6 +637,20 @@ mod tests {
         let json = serde_json::to_value(&marked).unwrap();
         assert_eq!(json["kind"], "marked_unusable");
         assert_eq!(json["drain"], "reported_success");
+        let failed = HealthEvent::new(
+            1,
+            Arch::A5,
+            HealthEventKind::MarkedUnusable {
+                drain: DrainReport::Failed {
+                    code: codes::RT_STREAM_SYNC_TIMEOUT,
+                },
+            },
+            "m",
+        );
+        let json = serde_json::to_value(&failed).unwrap();
+        assert_eq!(json["drain"]["failed"]["code"]["raw"], 507046);
+        assert_eq!(json["drain"]["failed"]["code"]["space"], "acl");
+        assert_eq!(serde_json::from_value::<HealthEvent>(json).unwrap(), failed);
         let plain = HealthEvent::new(1, Arch::A5, HealthEventKind::Quarantined, "gone");
         let text = serde_json::to_string(&plain).unwrap();
         assert!(text.contains(r#""kind":"quarantined""#), "{text}");

@@ -3,10 +3,18 @@
 //! scheduler < op-execute < stream-sync: the AICPU scheduler gives up first, the op-execute
 //! timeout reaps a hung AICore kernel next, and a stream sync outlives both so it sees the reaped
 //! op's error instead of timing out itself. On real cards the stream sync must also exceed the
-//! scheduler timeout by 1500 ms. A bad value or ordering is an error naming the variable and rule;
-//! there is no silent fallback.
+//! scheduler timeout by 1500 ms. Every timeout is at least 1 ms and at most [`MAX_TIMEOUT_MS`]
+//! (CANN takes its timeouts as `int32_t` milliseconds), so nothing is ever clamped. A bad value or
+//! ordering is an error naming the variable and rule; there is no silent fallback.
+//!
+//! Which rules apply is the [`TimeoutProfile`]: a device runner picks it from its driver
+//! ([`TimeoutProfile::for_driver`]) and refuses to init with timeouts that break it. This module
+//! never reads the environment except in [`Timeouts::from_env`], and never calls a driver.
 
+use std::fmt;
 use std::time::Duration;
+
+use crate::driver::DriverKind;
 
 /// Environment variable overriding the scheduler timeout, in milliseconds.
 pub const ENV_SCHEDULER_MS: &str = "ONBOARD_SCHEDULER_TIMEOUT_MS";
@@ -18,6 +26,10 @@ pub const ENV_STREAM_SYNC_MS: &str = "ONBOARD_STREAM_SYNC_TIMEOUT_MS";
 /// The margin real cards need between the scheduler and the stream-sync timeout.
 pub const REAL_CARD_SYNC_MARGIN: Duration = Duration::from_millis(1500);
 
+/// The largest timeout, in milliseconds: CANN takes stream and device sync timeouts as
+/// `int32_t` milliseconds (-1 is "forever", never used), and every timeout here is held to it.
+pub const MAX_TIMEOUT_MS: u64 = i32::MAX as u64;
+
 /// Whether the timeouts drive simulated or real cards (their defaults and rules differ).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TimeoutProfile {
@@ -25,6 +37,33 @@ pub enum TimeoutProfile {
     Sim,
     /// Real cards: CANN-sized defaults, plus the 1500 ms margin rule.
     Real,
+}
+
+impl TimeoutProfile {
+    /// The rules a runner on `kind` is held to: the simulator's for [`DriverKind::Sim`], the real
+    /// cards' for [`DriverKind::Acl`]. The `acl` driver may be backed by `libsim_acl.so` (the
+    /// simulator behind the C ABI); nothing tells the runner so, and it never guesses from a
+    /// library's file name, so an `acl` driver always gets the real-card rules.
+    pub fn for_driver(kind: DriverKind) -> Self {
+        match kind {
+            DriverKind::Sim => Self::Sim,
+            DriverKind::Acl => Self::Real,
+        }
+    }
+
+    /// The profile's name in messages: `sim` or `real-card`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Sim => "sim",
+            Self::Real => "real-card",
+        }
+    }
+}
+
+impl fmt::Display for TimeoutProfile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// The timeouts of one device run.
@@ -48,6 +87,16 @@ pub enum TimeoutError {
         var: &'static str,
         /// Its value.
         value: String,
+    },
+    /// A value outside 1 ms ..= [`MAX_TIMEOUT_MS`] (what the driver takes).
+    #[error("{var}: {value:?} is out of range ({rule})")]
+    OutOfRange {
+        /// The variable of the bad value.
+        var: &'static str,
+        /// The bad value.
+        value: Duration,
+        /// The range it must be in.
+        rule: &'static str,
     },
     /// The ordering rule is broken.
     #[error("{rule} does not hold ({detail}); set {vars} so that it does")]
@@ -113,8 +162,24 @@ impl Timeouts {
         Self::with_overrides(profile, |v| std::env::var(v).ok())
     }
 
-    /// Checks the ordering rules of `profile`.
+    /// Checks every value's range (1 ms ..= [`MAX_TIMEOUT_MS`]), then the ordering rules of
+    /// `profile`.
     pub fn validate(&self, profile: TimeoutProfile) -> Result<(), TimeoutError> {
+        const RANGE: &str = "at least 1 ms and at most 2147483647 ms, the driver's int32 milliseconds";
+        let max = Duration::from_millis(MAX_TIMEOUT_MS);
+        for (var, value) in [
+            (ENV_SCHEDULER_MS, self.scheduler),
+            (ENV_OP_EXECUTE_US, self.op_execute),
+            (ENV_STREAM_SYNC_MS, self.stream_sync),
+        ] {
+            if value < Duration::from_millis(1) || value > max {
+                return Err(TimeoutError::OutOfRange {
+                    var,
+                    value,
+                    rule: RANGE,
+                });
+            }
+        }
         if self.scheduler >= self.op_execute {
             return Err(TimeoutError::Ordering {
                 rule: "scheduler < op-execute",
@@ -139,10 +204,32 @@ impl Timeouts {
         Ok(())
     }
 
-    /// Stream-sync timeout in whole milliseconds, as the driver takes it.
+    /// Stream-sync timeout in whole milliseconds, as the driver takes it. Exact for validated
+    /// timeouts (at most [`MAX_TIMEOUT_MS`]); [`Timeouts::validate`] rejects anything larger.
     pub fn stream_sync_ms(&self) -> u32 {
-        u32::try_from(self.stream_sync.as_millis()).unwrap_or(u32::MAX)
+        duration_ms(self.stream_sync)
     }
+
+    /// Op-execute timeout in microseconds, as `aclrtSetOpExecuteTimeOutV2` takes it. Exact for
+    /// validated timeouts (at most [`MAX_TIMEOUT_MS`] ms, far below `u64::MAX` us).
+    pub fn op_execute_us(&self) -> u64 {
+        u64::try_from(self.op_execute.as_micros()).unwrap_or(u64::MAX)
+    }
+
+    /// The bound of the drain before each of finalize's `attempts` force-reset attempts (a drain
+    /// whose result is ignored): the scheduler timeout, capped at `stream-sync / (attempts + 1)`
+    /// and at least 1 ms. So the drains of all attempts together stay below one stream-sync
+    /// timeout (for any stream-sync of at least `attempts + 1` ms), where bounding each by the
+    /// stream-sync timeout would let three attempts wait three of them on a real card.
+    pub fn pre_reset_drain(&self, attempts: u32) -> Duration {
+        let share = self.stream_sync / attempts.saturating_add(1);
+        self.scheduler.min(share).max(Duration::from_millis(1))
+    }
+}
+
+/// `d` in whole milliseconds as the driver takes it (saturating: validated values never are).
+pub(crate) fn duration_ms(d: Duration) -> u32 {
+    u32::try_from(d.as_millis()).unwrap_or(u32::MAX)
 }
 
 #[cfg(test)]
@@ -203,5 +290,90 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("stream-sync > scheduler + 1500 ms"), "{e}");
+    }
+
+    #[test]
+    fn out_of_range_values_are_rejected_naming_the_variable_not_clamped() {
+        let over_ms = (MAX_TIMEOUT_MS + 1).to_string();
+        let e = Timeouts::with_overrides(TimeoutProfile::Sim, env(&[(ENV_STREAM_SYNC_MS, &over_ms)]))
+            .unwrap_err();
+        assert!(
+            matches!(
+                e,
+                TimeoutError::OutOfRange {
+                    var: ENV_STREAM_SYNC_MS,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains(ENV_STREAM_SYNC_MS), "{e}");
+        let over_us = ((MAX_TIMEOUT_MS + 1) * 1000).to_string();
+        let e = Timeouts::with_overrides(
+            TimeoutProfile::Real,
+            env(&[(ENV_OP_EXECUTE_US, &over_us), (ENV_STREAM_SYNC_MS, &over_ms)]),
+        )
+        .unwrap_err();
+        assert!(
+            matches!(
+                e,
+                TimeoutError::OutOfRange {
+                    var: ENV_OP_EXECUTE_US,
+                    ..
+                }
+            ),
+            "the op-execute value is named before any ordering rule: {e:?}"
+        );
+        let e = Timeouts::with_overrides(TimeoutProfile::Sim, env(&[(ENV_SCHEDULER_MS, "0")])).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                TimeoutError::OutOfRange {
+                    var: ENV_SCHEDULER_MS,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        // The largest value the driver takes is accepted and passed on exactly.
+        let max = Timeouts {
+            scheduler: Duration::from_millis(1000),
+            op_execute: Duration::from_millis(2000),
+            stream_sync: Duration::from_millis(MAX_TIMEOUT_MS),
+        };
+        max.validate(TimeoutProfile::Real).unwrap();
+        assert_eq!(u64::from(max.stream_sync_ms()), MAX_TIMEOUT_MS);
+        assert_eq!(max.op_execute_us(), 2_000_000);
+    }
+
+    #[test]
+    fn the_profile_follows_the_driver() {
+        assert_eq!(TimeoutProfile::for_driver(DriverKind::Sim), TimeoutProfile::Sim);
+        assert_eq!(TimeoutProfile::for_driver(DriverKind::Acl), TimeoutProfile::Real);
+    }
+
+    #[test]
+    fn pre_reset_drains_of_every_attempt_stay_below_one_stream_sync() {
+        let sim = Timeouts::defaults(TimeoutProfile::Sim);
+        assert_eq!(
+            sim.pre_reset_drain(3),
+            sim.scheduler,
+            "the scheduler timeout when it fits"
+        );
+        let real = Timeouts::defaults(TimeoutProfile::Real);
+        assert_eq!(
+            real.pre_reset_drain(3),
+            Duration::from_millis(1500),
+            "capped: 6000 ms / 4"
+        );
+        for attempts in 1..=5u32 {
+            for t in [sim, real] {
+                assert!(
+                    t.pre_reset_drain(attempts) * attempts < t.stream_sync,
+                    "{t:?} x{attempts}"
+                );
+                assert!(t.pre_reset_drain(attempts) <= t.scheduler);
+            }
+        }
     }
 }

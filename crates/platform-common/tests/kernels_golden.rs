@@ -1,14 +1,18 @@
 //! Golden tests of the built kernel blobs: every blob of both arches is loaded from the directory
 //! `build.rs` filled and run on the host through `KernelBlob::run_block`, one thread per block, on
-//! seeded inputs; outputs are compared with the Rust references in `reference`. Also: `hang`
-//! returns once reaped, blob metadata matches the specs, and bad loads are typed errors.
+//! seeded inputs; outputs are compared with the Rust references in `reference`. Also: every
+//! buffer of every kernel is bounds-checked (too short, absent, a scalar or misaligned: BAD_ARGS
+//! with nothing written), `hang` returns once reaped, blob metadata matches the specs, and bad
+//! loads are typed errors.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use platform_common::kernel::{built_blob_dir, load_named, KernelBlob, KernelError, WaitOutcome, Waiter};
+use platform_common::kernel::{
+    built_blob_dir, load_named, KernelBlob, KernelError, WaitOutcome, Waiter, KERNEL_BAD_ARGS,
+};
 use platform_common::reference::{
     self, f32s_to_bytes, matmul_case, paged_attention_case, rms_norm_case, softmax_case, vector_add_case,
     HostArg, KernelCase, PagedAttentionParams,
@@ -43,7 +47,8 @@ impl Waiter for NoWait {
     }
 }
 
-/// A host buffer, 8-byte aligned, with a canary tail for outputs.
+/// A host buffer, 8-byte aligned, with a canary tail for outputs. An empty one still takes one
+/// byte (`alloc`), as a driver refuses a zero-byte allocation: kernels refuse a zero-length buffer.
 struct Buffer {
     words: Vec<u64>,
     bytes: usize,
@@ -52,7 +57,7 @@ struct Buffer {
 
 impl Buffer {
     fn input(bytes: &[u8]) -> Self {
-        let words = bytes
+        let mut words: Vec<u64> = bytes
             .chunks(8)
             .map(|c| {
                 let mut w = [0u8; 8];
@@ -60,6 +65,9 @@ impl Buffer {
                 u64::from_ne_bytes(w)
             })
             .collect();
+        if words.is_empty() {
+            words.push(0);
+        }
         Self {
             words,
             bytes: bytes.len(),
@@ -68,7 +76,7 @@ impl Buffer {
     }
 
     fn output(bytes: usize) -> Self {
-        let body = bytes.div_ceil(8);
+        let body = bytes.max(1).div_ceil(8);
         let mut words = vec![UNWRITTEN; body + CANARY_WORDS];
         words[body..].fill(CANARY);
         Self {
@@ -85,7 +93,21 @@ impl Buffer {
     }
 
     fn canary_intact(&self) -> bool {
-        self.words[self.bytes.div_ceil(8)..].iter().all(|&w| w == CANARY)
+        self.words[self.bytes.max(1).div_ceil(8)..]
+            .iter()
+            .all(|&w| w == CANARY)
+    }
+
+    /// The bytes the kernel is told are valid at its address.
+    fn alloc(&self) -> u64 {
+        self.bytes.max(1) as u64
+    }
+
+    /// Whether no element of this output was written.
+    fn untouched(&self) -> bool {
+        self.words[..self.bytes.div_ceil(8)]
+            .iter()
+            .all(|&w| w == UNWRITTEN)
     }
 }
 
@@ -94,11 +116,19 @@ struct Run {
     statuses: Vec<i32>,
     outputs: Vec<Vec<u8>>,
     canaries_intact: bool,
+    /// No element of any output was written.
+    outputs_untouched: bool,
     waits: usize,
 }
 
-/// Runs `case` on `blob`: one thread per block, all at once, as the simulated AICore does.
-fn run_case(blob: &KernelBlob, case: &KernelCase) -> Run {
+/// A case's arguments as the kernel gets them: buffers allocated, addresses and lengths.
+struct Prepared {
+    buffers: Vec<Option<Buffer>>,
+    args: Vec<u64>,
+    arg_bytes: Vec<u64>,
+}
+
+fn prepare(case: &KernelCase) -> Prepared {
     let mut buffers: Vec<Option<Buffer>> = case
         .args
         .iter()
@@ -108,33 +138,52 @@ fn run_case(blob: &KernelBlob, case: &KernelCase) -> Run {
             HostArg::Scalar(_) => None,
         })
         .collect();
-    let args: Vec<u64> = case
+    let (args, arg_bytes) = case
         .args
         .iter()
         .zip(&mut buffers)
         .map(|(a, b)| match (a, b) {
-            (HostArg::Scalar(v), _) => *v,
-            (_, Some(buf)) => buf.words.as_mut_ptr() as u64,
+            (HostArg::Scalar(v), _) => (*v, 0),
+            (_, Some(buf)) => (buf.words.as_mut_ptr() as u64, buf.alloc()),
             (_, None) => unreachable!("every buffer argument has a buffer"),
         })
-        .collect();
+        .unzip();
+    Prepared {
+        buffers,
+        args,
+        arg_bytes,
+    }
+}
+
+/// Runs blocks `0..block_dim` of `blob` on `p`: one thread per block, all at once, as the
+/// simulated AICore does.
+fn run_prepared(blob: &KernelBlob, block_dim: u32, p: &Prepared) -> Run {
     let waiter = NoWait::default();
     let statuses = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..case.block_dim)
+        let handles: Vec<_> = (0..block_dim)
             .map(|i| {
-                let (args, waiter) = (&args, &waiter);
-                s.spawn(move || blob.run_block(i, case.block_dim, args, waiter))
+                let waiter = &waiter;
+                // SAFETY: each non-zero length is at most the bytes of the buffer the address
+                // points into (`prepare`, and the tests only shrink lengths or move addresses
+                // inward by as much as they shrink them); the buffers outlive the scope.
+                s.spawn(move || unsafe { blob.run_block(i, block_dim, &p.args, &p.arg_bytes, waiter) })
             })
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
-    let outputs: Vec<&Buffer> = buffers.iter().flatten().filter(|b| b.output).collect();
+    let outputs: Vec<&Buffer> = p.buffers.iter().flatten().filter(|b| b.output).collect();
     Run {
         statuses,
         outputs: outputs.iter().map(|b| b.contents()).collect(),
         canaries_intact: outputs.iter().all(|b| b.canary_intact()),
+        outputs_untouched: outputs.iter().all(|b| b.untouched()),
         waits: waiter.calls.load(Ordering::SeqCst),
     }
+}
+
+/// Runs `case` on `blob`.
+fn run_case(blob: &KernelBlob, case: &KernelCase) -> Run {
+    run_prepared(blob, case.block_dim, &prepare(case))
 }
 
 /// Runs `case` on both arches' blobs and checks it against its reference.
@@ -242,34 +291,45 @@ fn a_wrong_result_is_caught() {
     assert!(err.to_string().contains("32 of 64 values"), "{err}");
 }
 
+/// Runs one block of `blob` with these arguments and lengths.
+fn run_one(blob: &KernelBlob, block_idx: u32, block_dim: u32, args: &[u64], arg_bytes: &[u64]) -> i32 {
+    // SAFETY: the callers pass lengths no larger than the host buffers the addresses point into.
+    unsafe { blob.run_block(block_idx, block_dim, args, arg_bytes, &NoWait::default()) }
+}
+
 #[test]
 fn malformed_launches_return_bad_args() {
     let blob = load(Arch::A2a3, "vector_add");
-    let waiter = NoWait::default();
     let (a, b, mut c) = (vec![0f32; 4], vec![0f32; 4], vec![0f32; 4]);
     let args = [a.as_ptr() as u64, b.as_ptr() as u64, c.as_mut_ptr() as u64, 4];
+    let bytes = [16, 16, 16, 0];
     assert_eq!(
-        blob.run_block(0, 1, &args[..3], &waiter),
+        run_one(&blob, 0, 1, &args[..3], &bytes[..3]),
         CG_KERNEL_BAD_ARGS,
         "too few args"
     );
     assert_eq!(
-        blob.run_block(1, 1, &args, &waiter),
+        run_one(&blob, 0, 1, &args, &bytes[..3]),
+        KERNEL_BAD_ARGS,
+        "lengths of another count than the args"
+    );
+    assert_eq!(
+        run_one(&blob, 1, 1, &args, &bytes),
         CG_KERNEL_BAD_ARGS,
         "block_idx >= block_dim"
     );
     assert_eq!(
-        blob.run_block(0, 0, &args, &waiter),
+        run_one(&blob, 0, 0, &args, &bytes),
         CG_KERNEL_BAD_ARGS,
         "block_dim 0"
     );
     let null_out = [args[0], args[1], 0, 4];
     assert_eq!(
-        blob.run_block(0, 1, &null_out, &waiter),
+        run_one(&blob, 0, 1, &null_out, &bytes),
         CG_KERNEL_BAD_ARGS,
         "null output"
     );
-    assert_eq!(blob.run_block(0, 1, &args, &waiter), CG_KERNEL_OK);
+    assert_eq!(run_one(&blob, 0, 1, &args, &bytes), CG_KERNEL_OK);
 
     // A block table entry past the cache.
     let mut case = paged_attention_case(&PagedAttentionParams::small(), 1, 1).unwrap();
@@ -283,6 +343,98 @@ fn malformed_launches_return_bad_args() {
     let run = run_case(&load(Arch::A5, "paged_attention"), &case);
     assert_eq!(run.statuses, [CG_KERNEL_BAD_ARGS]);
     assert!(run.canaries_intact);
+}
+
+/// Runs `p` on both arches' `kernel` blobs and asserts every block refused it and nothing was
+/// written.
+fn assert_refused(kernel: &str, block_dim: u32, p: &Prepared, what: &str) {
+    for arch in Arch::ALL {
+        let run = run_prepared(&load(arch, kernel), block_dim, p);
+        assert!(
+            run.statuses.iter().all(|&s| s == CG_KERNEL_BAD_ARGS),
+            "{arch} {kernel} {what}: statuses {:?}",
+            run.statuses
+        );
+        assert!(
+            run.canaries_intact,
+            "{arch} {kernel} {what}: wrote past an output"
+        );
+        assert!(
+            run.outputs_untouched,
+            "{arch} {kernel} {what}: wrote an output before refusing"
+        );
+    }
+}
+
+/// The buffer arguments of `case`, by index.
+fn buffer_slots(case: &KernelCase) -> Vec<usize> {
+    (0..case.args.len())
+        .filter(|&i| !matches!(case.args[i], HostArg::Scalar(_)))
+        .collect()
+}
+
+#[test]
+fn a_buffer_one_element_short_is_refused_before_any_write() {
+    for case in reference::standard_cases(7) {
+        for i in buffer_slots(&case) {
+            let mut p = prepare(&case);
+            // Every buffer of the standard cases holds 4-byte elements.
+            assert!(p.arg_bytes[i] >= 4, "{}: arg {i}", case.label);
+            p.arg_bytes[i] -= 4;
+            assert_refused(
+                case.kernel,
+                case.block_dim,
+                &p,
+                &format!("arg {i} short by one element"),
+            );
+        }
+    }
+}
+
+#[test]
+fn a_huge_size_scalar_over_small_buffers_is_refused() {
+    // The review's case: 4-byte buffers and n = 1 << 22.
+    let mut case = vector_add_case(1, 1, 1);
+    case.args[3] = HostArg::Scalar(1 << 22);
+    assert_refused("vector_add", 1, &prepare(&case), "n = 1 << 22");
+    // Shapes whose element counts overflow u64 are refused too.
+    let mut case = matmul_case(2, 2, 2, 1, 1);
+    case.args[3] = HostArg::Scalar(1 << 33);
+    case.args[4] = HostArg::Scalar(1 << 33);
+    assert_refused("matmul", 1, &prepare(&case), "m * k overflows");
+}
+
+#[test]
+fn a_scalar_null_or_misaligned_address_in_a_buffer_slot_is_refused() {
+    for case in reference::standard_cases(8) {
+        for i in buffer_slots(&case) {
+            // A scalar there: its value is even a real buffer's address, but no length comes with it.
+            let mut p = prepare(&case);
+            p.arg_bytes[i] = 0;
+            assert_refused(case.kernel, case.block_dim, &p, &format!("scalar in arg {i}"));
+            // A null address with a length.
+            let mut p = prepare(&case);
+            p.args[i] = 0;
+            assert_refused(case.kernel, case.block_dim, &p, &format!("null arg {i}"));
+            // An address inside the buffer, not aligned for its elements.
+            let mut p = prepare(&case);
+            p.args[i] += 1;
+            p.arg_bytes[i] -= 1;
+            assert_refused(case.kernel, case.block_dim, &p, &format!("misaligned arg {i}"));
+        }
+    }
+}
+
+#[test]
+fn zero_sized_work_still_needs_its_buffers() {
+    // n = 0 with real (one-byte) buffers is fine; with a scalar in a buffer slot it is not.
+    check_golden(&vector_add_case(0, 1, 0));
+    let p = {
+        let mut p = prepare(&vector_add_case(0, 1, 0));
+        p.arg_bytes[2] = 0;
+        p
+    };
+    assert_refused("vector_add", 1, &p, "n = 0, scalar output");
 }
 
 #[test]
@@ -323,7 +475,8 @@ fn hang_keeps_waiting_until_reaped_then_returns_at_once() {
             calls: AtomicUsize::new(0),
             zero_timeouts: AtomicUsize::new(0),
         };
-        let status = load(arch, "hang").run_block(0, 1, &[], &waiter);
+        // SAFETY: no arguments, so no addresses.
+        let status = unsafe { load(arch, "hang").run_block(0, 1, &[], &[], &waiter) };
         assert_eq!(status, CG_KERNEL_REAPED, "{arch}");
         // Five Woken calls did not end it; the sixth (Reaped) did, with no call after it.
         assert_eq!(waiter.calls.load(Ordering::SeqCst), 6, "{arch}");
@@ -372,7 +525,8 @@ fn hang_blocks_all_return_once_reaped_from_another_thread() {
                 .map(|i| {
                     let (blob, waiter) = (&blob, &waiter);
                     s.spawn(move || {
-                        let status = blob.run_block(i, block_dim, &[], waiter);
+                        // SAFETY: no arguments, so no addresses.
+                        let status = unsafe { blob.run_block(i, block_dim, &[], &[], waiter) };
                         (status, waiter.reaped.load(Ordering::SeqCst))
                     })
                 })

@@ -3,6 +3,8 @@
 //! kills the launching process with SIGSEGV; `stall` blocks it forever. Processes are
 //! synchronised through their stdout lines and stdin, never by sleeping.
 
+#![cfg(feature = "sim")]
+
 mod sim_support;
 
 use std::io::{BufRead, BufReader, Write};

@@ -2,6 +2,8 @@
 //! the arch's code, the AICPU task reporting its AICore work's failure, launch faults
 //! (`launch_fail`, `op_timeout`, `corrupt`), argument checks and card range.
 
+#![cfg(feature = "sim")]
+
 mod sim_support;
 
 use std::time::Instant;

@@ -1,6 +1,8 @@
 //! The fault-plan grammar: every rule parses and round-trips; every kind of malformed input is an
 //! error that names the rule and says why, on one line.
 
+#![cfg(feature = "sim")]
+
 use platform_common::sim::{CardSel, Fault, FaultPlan, FaultRule, PlanErrorKind};
 
 #[test]

@@ -4,6 +4,8 @@
 //! `SimDriver`) starts clean; `init_delay_ms` slows set_device. Two `SimDriver` values in one test
 //! behave as two processes (the cross-process tests prove the same with real processes).
 
+#![cfg(feature = "sim")]
+
 mod sim_support;
 
 use std::time::{Duration, Instant};

@@ -2,6 +2,8 @@
 //! (never the reset generation); K counts case launches of a card across processes; internal
 //! launches never count; each launch fault fires once per run.
 
+#![cfg(feature = "sim")]
+
 mod sim_support;
 
 use platform_common::driver::{DriverCall, LaunchOrigin};

@@ -4,6 +4,8 @@
 //! bounded drain waits on a healthy context, errors per arch on a poisoned one, or lies under
 //! `drain=false_negative`.
 
+#![cfg(feature = "sim")]
+
 mod sim_support;
 
 use std::time::{Duration, Instant};

@@ -5,7 +5,9 @@
 //! verdict is passed, flaky or skipped; 1 when any is failed, timed out or crashed; 2 for bad usage
 //! or input). It never decides a verdict.
 
+use std::error::Error;
 use std::ffi::OsString;
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::SystemTime;
@@ -15,7 +17,7 @@ use platform_common::Arch;
 use crate::bench_suite;
 use crate::case::Suite;
 use crate::cli::{self, Cli, Parsed, SuiteArg, DEFAULT_CASE_TIMEOUT};
-use crate::dispatch::{self, DispatchStats, LaneCommand, RunPlan};
+use crate::dispatch::{self, AutoCount, DispatchStats, LaneCommand, RunPlan};
 use crate::lane::{self, LaneConfig};
 use crate::platform::{self, PlatformInfo};
 use crate::report::model::Platform;
@@ -26,8 +28,9 @@ use crate::select::{self, Filter, Selection};
 /// arch.
 pub fn main(builtin: fn(Arch) -> Suite) -> ExitCode {
     let args: Vec<OsString> = std::env::args_os().collect();
-    let lane_mode = args.iter().any(|a| a == crate::protocol::LANE_FLAG);
-    init_tracing(if lane_mode { "error" } else { "warn" });
+    // Lanes log at warn too: their stderr is the dispatcher's, and their warnings (a poison-sink
+    // write that failed, an untrusted drain, an escalation) must be seen.
+    init_tracing("warn");
     let cli = match cli::parse(args) {
         Parsed::Run(cli) => cli,
         Parsed::Printed => return ExitCode::SUCCESS,
@@ -54,12 +57,28 @@ fn usage(msg: &str) -> ExitCode {
     ExitCode::from(2)
 }
 
+/// An error and its causes on one line (`a: b: c`), as `merge-reports` prints them.
+pub fn error_chain(err: &dyn Error) -> String {
+    let mut s = err.to_string();
+    let mut cause = err.source();
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !s.ends_with(&text) {
+            s.push_str(": ");
+            s.push_str(&text);
+        }
+        cause = c.source();
+    }
+    s.replace('\n', " ")
+}
+
 fn init_tracing(default: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_target(false)
         .try_init();
 }
@@ -72,6 +91,7 @@ fn lane_main(cli: &Cli, suite: Suite) -> ExitCode {
         arch: cli.arch,
         platform: cli.platform.map_or(Platform::Sim, Into::into),
         device,
+        test_hooks: cli.test_hooks,
     };
     let code = lane::main(cfg, suite);
     ExitCode::from(u8::try_from(code).unwrap_or(1))
@@ -84,18 +104,18 @@ fn dispatch_main(cli: &Cli, suite: &Suite) -> Result<ExitCode, String> {
         runtime: cli.runtime.clone(),
         partition: cli.partition,
     };
-    let selection = select::select(suite, cli.arch, &filter).map_err(|e| e.to_string())?;
+    let selection = select::select(suite, cli.arch, &filter).map_err(|e| error_chain(&e))?;
     if cli.list {
         print_list(suite, &selection);
         return Ok(ExitCode::SUCCESS);
     }
     let platform_kind = cli.platform.map_or_else(platform::default_platform, Into::into);
-    let info = platform::info(platform_kind, cli.arch).map_err(|e| e.to_string())?;
+    let info = platform::info(platform_kind, cli.arch).map_err(|e| error_chain(&e))?;
     let faults = fault_plan(cli, &info)?;
     let run_id = run_id();
     let default_num = match info.platform {
-        Platform::Sim => 2,
-        Platform::Onboard => info.cards,
+        Platform::Sim => AutoCount::Exactly(2),
+        Platform::Onboard => AutoCount::AllFree,
     };
     let leases = dispatch::take_leases(
         &info.leases,
@@ -105,7 +125,7 @@ fn dispatch_main(cli: &Cli, suite: &Suite) -> Result<ExitCode, String> {
         info.cards,
         &run_id,
     )
-    .map_err(|e| e.to_string())?;
+    .map_err(|e| error_chain(&e))?;
     let devices: Vec<u32> = leases.iter().map(|l| l.card()).collect();
     start_platform_run(&info, &devices, faults.as_ref())?;
     let report_dir = cli
@@ -126,11 +146,16 @@ fn dispatch_main(cli: &Cli, suite: &Suite) -> Result<ExitCode, String> {
         progress: !cli.no_progress,
         command,
     };
-    let (report, stats) = dispatch::run(plan, suite).map_err(|e| e.to_string())?;
-    println!("{}", render_summary(&report).trim_end());
-    println!("reports: {}", report_dir.display());
+    let outcome = dispatch::run(plan, suite).map_err(|e| error_chain(&e))?;
+    let report = &outcome.report;
+    println!("{}", render_summary(report).trim_end());
+    match &outcome.write_error {
+        None => println!("reports: {}", report_dir.display()),
+        // The verdicts stand: the summary above and the exit status follow them all the same.
+        Some(e) => eprintln!("error: failed to write the reports: {}", error_chain(e)),
+    }
     if let Some(path) = &cli.stats_out {
-        write_stats(path, &stats);
+        write_stats(path, &outcome.stats);
     }
     Ok(ExitCode::from(report.exit_code()))
 }
@@ -169,6 +194,11 @@ fn start_platform_run(info: &PlatformInfo, devices: &[u32], faults: Option<&Stri
     if info.platform == Platform::Onboard {
         return start_acl_run(devices, faults);
     }
+    start_sim_run(info, devices, faults)
+}
+
+#[cfg(feature = "sim")]
+fn start_sim_run(info: &PlatformInfo, devices: &[u32], faults: Option<&String>) -> Result<(), String> {
     let Some(sim) = &info.sim else { return Ok(()) };
     let plan = match faults {
         Some(t) => {
@@ -177,6 +207,12 @@ fn start_platform_run(info: &PlatformInfo, devices: &[u32], faults: Option<&Stri
         None => platform_common::sim::FaultPlan::default(),
     };
     platform_common::sim::start_run(sim, devices, &plan).map_err(|e| format!("cannot start the sim run: {e}"))
+}
+
+/// Without the simulator compiled in, no platform has a sim run to start.
+#[cfg(not(feature = "sim"))]
+fn start_sim_run(_info: &PlatformInfo, _devices: &[u32], _faults: Option<&String>) -> Result<(), String> {
+    Ok(())
 }
 
 /// On onboard: the simulated CANN library (`libsim_acl.so`) installs the plan and zeroes the
@@ -215,6 +251,10 @@ fn lane_command(cli: &Cli, info: &PlatformInfo, faults: Option<&String>) -> Resu
     ]
     .iter()
     .map(OsString::from)
+    .chain(
+        cli.test_hooks
+            .then(|| OsString::from(crate::protocol::TEST_HOOKS_FLAG)),
+    )
     .collect();
     let mut env = Vec::new();
     if info.platform == Platform::Onboard {
@@ -234,12 +274,17 @@ fn lane_command(cli: &Cli, info: &PlatformInfo, faults: Option<&String>) -> Resu
     Ok(LaneCommand { exe, args, env })
 }
 
-/// `<YYYYMMDD>-<HHMMSS>-<pid>` in UTC.
+/// `<YYYYMMDD>-<HHMMSS>-<pid>-<8 random hex digits>` in UTC: the random part keeps two CI jobs
+/// that start in the same second with the same pid (separate containers) apart.
 fn run_id() -> String {
     let t = crate::report::rfc3339_utc(SystemTime::now());
     let digits: String = t.chars().take(19).filter(char::is_ascii_digit).collect();
     let (date, time) = digits.split_at(8.min(digits.len()));
-    format!("{date}-{time}-{}", std::process::id())
+    format!(
+        "{date}-{time}-{}-{:08x}",
+        std::process::id(),
+        rand::random::<u32>()
+    )
 }
 
 /// The cargo target directory: `CARGO_TARGET_DIR`, else the nearest ancestor of this executable
@@ -265,5 +310,31 @@ fn write_stats(path: &Path, stats: &DispatchStats) {
     });
     if let Err(e) = std::fs::write(path, format!("{json}\n")) {
         tracing::warn!(path = %path.display(), "cannot write the dispatch stats: {e}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_ids_carry_time_pid_and_random_bits() {
+        let a = run_id();
+        let parts: Vec<&str> = a.split('-').collect();
+        assert_eq!(parts.len(), 4, "{a}");
+        assert_eq!(parts[0].len(), 8, "{a}");
+        assert_eq!(parts[1].len(), 6, "{a}");
+        assert_eq!(parts[2], std::process::id().to_string());
+        assert_eq!(parts[3].len(), 8, "{a}");
+        // Same second, same pid: still distinct (2^-32 odds of a false failure per pair).
+        let ids: std::collections::HashSet<String> = (0..16).map(|_| run_id()).collect();
+        assert!(ids.len() > 1, "{ids:?}");
+    }
+
+    #[test]
+    fn error_chains_print_every_cause_once() {
+        let io = std::io::Error::new(std::io::ErrorKind::IsADirectory, "Is a directory");
+        let e = crate::report::ReportError::io("write", "/r/report.json", io);
+        assert_eq!(error_chain(&e), "write /r/report.json: Is a directory");
     }
 }

@@ -2,8 +2,8 @@
 //!
 //! This module owns the flags and their one-line errors: every bad value is a usage error that
 //! names the bad part (exit 2). Hidden flags start a lane (`--lane --device N`), choose the
-//! benchmark suite (`--suite bench`) and write the benchmark's figures (`--stats-out FILE`). It
-//! never starts a run.
+//! benchmark suite (`--suite bench`), write the benchmark's figures (`--stats-out FILE`) and let
+//! tests' lane hooks work (`--test-hooks`). It never starts a run.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -143,6 +143,11 @@ pub struct Cli {
     #[arg(long, hide = true, value_enum, default_value = "builtin")]
     pub suite: SuiteArg,
 
+    /// Honour the test-only lane hooks (ONBOARD_TEST_LANE_PAUSE, ONBOARD_TEST_LANE_EXIT); the
+    /// dispatcher passes it on to its lanes. Tests only.
+    #[arg(long, hide = true)]
+    pub test_hooks: bool,
+
     /// Write the dispatch window (first assignment to last verdict) as JSON to this file.
     #[arg(long, hide = true, value_name = "FILE")]
     pub stats_out: Option<PathBuf>,
@@ -234,7 +239,7 @@ mod tests {
         assert_eq!(cli.devices, DeviceSpec::Auto);
         assert_eq!(cli.retries, 2);
         assert_eq!(cli.flaky_result, FlakyArg::Pass);
-        assert!(cli.cases.is_empty() && !cli.lane && !cli.list);
+        assert!(cli.cases.is_empty() && !cli.lane && !cli.list && !cli.test_hooks);
     }
 
     #[test]

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use platform_common::driver::{DriverInfo, DriverKind};
+use platform_common::driver::DriverInfo;
 use platform_common::kernel::{KernelBlob, KernelError};
 use platform_common::lease::LeaseConfig;
 use platform_common::timeouts::{TimeoutError, Timeouts};
@@ -95,7 +95,7 @@ fn sim_info(arch: Arch) -> Result<PlatformInfo, PlatformError> {
     Ok(PlatformInfo {
         platform: Platform::Sim,
         driver: DriverInfo {
-            kind: DriverKind::Sim,
+            kind: platform_common::driver::DriverKind::Sim,
             library: None,
         },
         cards: cfg.cards,

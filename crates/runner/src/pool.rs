@@ -56,6 +56,11 @@ impl Pool {
         Ok(self.worker.insert(worker))
     }
 
+    /// The runtime of the pooled worker, if any.
+    pub fn runtime(&self) -> Option<&Runtime> {
+        self.worker.as_ref().map(ChipWorker::runtime)
+    }
+
     /// The pooled worker, if any.
     pub fn current_mut(&mut self) -> Option<&mut ChipWorker> {
         self.worker.as_mut()
@@ -77,5 +82,99 @@ impl Pool {
     /// Closes the pooled worker, if any (before a standalone case, or at the end of the lane).
     pub fn close(&mut self, lease: &DeviceLease) -> Option<Result<FinalizeReport, FinalizeError>> {
         self.worker.take().map(|w| w.close(lease))
+    }
+}
+
+#[cfg(all(test, feature = "sim"))]
+mod tests {
+    use std::sync::Arc;
+
+    use platform_common::kernel::load_builtin;
+    use platform_common::lease::LeaseConfig;
+    use platform_common::sim::{start_run, FaultPlan, SimConfig, SimDriver};
+    use platform_common::{Arch, FailureClass};
+
+    use super::*;
+    use crate::case::{Body, CaseSpec};
+    use crate::exec::{self, CaseRun};
+    use crate::report::model::AttemptOutcome;
+
+    /// One simulated card with `plan`, its lease and a worker environment.
+    fn card(plan: &str) -> (tempfile::TempDir, WorkerEnv, DeviceLease) {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = SimConfig::new(Arch::A5, dir.path().join("sim")).with_cards(1);
+        let plan = FaultPlan::parse_for_cards(plan, 1).unwrap();
+        start_run(&cfg, &[0], &plan).unwrap();
+        let locks = LeaseConfig {
+            dir: dir.path().join("locks"),
+        };
+        let lease = DeviceLease::try_acquire(&locks, 0, "pool-test").unwrap();
+        let mut env = WorkerEnv::new(Arch::A5, Arc::new(SimDriver::new(cfg.clone())), 0, cfg.timeouts);
+        env.probe_kernel = Some(load_builtin(Arch::A5, "noop").unwrap());
+        (dir, env, lease)
+    }
+
+    fn vector_add() -> (Runtime, CaseSpec) {
+        let suite = crate::suite::builtin(Arch::A5);
+        let class = suite
+            .find_class("VectorAdd")
+            .expect("the built-in VectorAdd class");
+        (class.runtime.clone(), class.cases[0].clone())
+    }
+
+    fn run(
+        pool: &mut Pool,
+        env: &mut WorkerEnv,
+        rt: &Runtime,
+        case: &CaseSpec,
+        lease: &DeviceLease,
+    ) -> CaseRun {
+        pool.worker(env, rt, lease).unwrap();
+        let Body::Compute { generator, tolerance } = &case.body else {
+            panic!("VectorAdd cases compute");
+        };
+        let worker = pool.current_mut().unwrap();
+        exec::run_compute(worker, env, case, generator, *tolerance)
+    }
+
+    /// The lane retires the pooled worker exactly when a run says so: a golden mismatch (class
+    /// result) never does, a device-runtime error does, and the retired worker's card is
+    /// force-reset so the rebuilt worker passes.
+    #[test]
+    fn a_result_mismatch_never_retires_a_device_runtime_error_does() {
+        let (_dir, mut env, lease) = card("dev=0:corrupt@1;dev=0:launch_fail@2");
+        let (rt, case) = vector_add();
+        let mut pool = Pool::new();
+
+        let mismatch = run(&mut pool, &mut env, &rt, &case, &lease);
+        assert_eq!(mismatch.outcome, AttemptOutcome::Failed);
+        assert_eq!(mismatch.error.as_ref().unwrap().class, FailureClass::Result);
+        assert!(!mismatch.retire, "a golden mismatch never retires the worker");
+        assert!(!pool.current_mut().unwrap().is_unusable());
+
+        let device = run(&mut pool, &mut env, &rt, &case, &lease);
+        assert_eq!(device.outcome, AttemptOutcome::Failed);
+        assert_eq!(device.error.as_ref().unwrap().class, FailureClass::DeviceRuntime);
+        assert!(device.retire, "a device-runtime error retires the worker");
+        assert!(pool.current_mut().unwrap().is_unusable());
+
+        let report = pool
+            .retire(&lease)
+            .expect("a worker was pooled")
+            .expect("the reset recovers");
+        assert!(
+            report.reset.is_some(),
+            "retiring an unusable worker force-resets its card"
+        );
+        assert!(pool.is_empty());
+        assert_eq!(pool.runtime(), None);
+        let after = run(&mut pool, &mut env, &rt, &case, &lease);
+        assert_eq!(
+            after,
+            CaseRun::passed(),
+            "the rebuilt worker runs on the reset card"
+        );
+        assert_eq!(pool.runtime(), Some(&rt));
+        assert!(pool.close(&lease).unwrap().is_ok());
     }
 }

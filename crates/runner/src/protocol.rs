@@ -10,7 +10,9 @@ use std::io::Write;
 use platform_common::health::HealthEvent;
 use serde::{Deserialize, Serialize};
 
-use crate::report::model::{AttemptOutcome, ErrorReport};
+use platform_common::DeviceId;
+
+use crate::report::model::{AttemptOutcome, ErrorReport, WorkerAction};
 
 /// The lane's exit code when its card cannot be recovered in-process: the remaining assigned
 /// cases went to the poison sink (if it had one) and a fresh process is needed.
@@ -21,6 +23,11 @@ pub const EXIT_USAGE: i32 = 2;
 
 /// The command-line flag that makes the suite binary a lane.
 pub const LANE_FLAG: &str = "--lane";
+
+/// The hidden flag that lets a lane honour its test-only hooks (`crate::lane::ENV_PAUSE`,
+/// `crate::lane::ENV_EXIT`). The dispatcher passes it on to its lanes only when it was given the
+/// flag itself (tests do), so a stray hook variable never parks a production lane.
+pub const TEST_HOOKS_FLAG: &str = "--test-hooks";
 
 /// Environment variable naming the poison sink a lane appends to (absent for a fresh lane).
 pub const ENV_POISON_SINK: &str = "ONBOARD_POISON_SINK";
@@ -68,12 +75,25 @@ pub enum FromLane {
         /// The event.
         event: HealthEvent,
     },
-    /// Initialising a worker failed: a card event, not an attempt of any case.
+    /// Initialising a worker failed: a health event of card `device` (which, in a multi-card
+    /// lane, need not be the lane's own card), not an attempt of any case.
     InitFailed {
+        /// The card whose worker failed to init.
+        device: DeviceId,
         /// The runtime whose worker failed to init.
         runtime: String,
         /// Why.
         error: ErrorReport,
+    },
+    /// A chip worker's lifecycle step on card `device` (built, retired after a device-runtime
+    /// error, or closed), for the journal.
+    Worker {
+        /// The card.
+        device: DeviceId,
+        /// The worker's runtime.
+        runtime: String,
+        /// What happened to it.
+        action: WorkerAction,
     },
     /// The card cannot be recovered in-process; the lane writes the sink and exits with
     /// [`EXIT_NEEDS_FRESH_PROCESS`].

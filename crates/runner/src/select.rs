@@ -129,6 +129,14 @@ pub enum SelectError {
     /// A `--runtime` no class uses.
     #[error("--runtime {0:?} is not a runtime of the suite (known: {1})")]
     UnknownRuntime(String, String),
+    /// Filters that each match something but together (with the arch filter) select no case.
+    #[error("{filters} select no case on {arch} (--list shows what a filter selects)")]
+    NothingSelected {
+        /// The filters, as written on the command line.
+        filters: String,
+        /// The arch.
+        arch: Arch,
+    },
 }
 
 /// One class of the run with the indices of its selected cases.
@@ -172,7 +180,9 @@ impl Selection {
 /// Selects the cases of `suite` that run on `arch` under `filter`, in hand-out order.
 ///
 /// A selector naming a case that exists but is excluded by the arch or the partition is not an
-/// error (the case is simply not part of this run); one that names nothing in the suite is.
+/// error (the case is simply not part of this run); one that names nothing in the suite is, and
+/// so are filters that together select no case at all (an empty share of `--partition` is no
+/// error: another share has the cases).
 pub fn select(suite: &Suite, arch: Arch, filter: &Filter) -> Result<Selection, SelectError> {
     for sel in &filter.selectors {
         let hit = suite
@@ -220,9 +230,28 @@ pub fn select(suite: &Suite, arch: Arch, filter: &Filter) -> Result<Selection, S
             picked.push(SelectedClass { class: ci, cases });
         }
     }
+    if picked.is_empty() && filter.partition.is_none() {
+        return Err(SelectError::NothingSelected {
+            filters: describe(filter),
+            arch,
+        });
+    }
     Ok(Selection {
         classes: order(suite, picked),
     })
+}
+
+/// The filters as the command line wrote them (`--case A --runtime r`; "the suite" for none).
+fn describe(filter: &Filter) -> String {
+    let mut parts: Vec<String> = filter.selectors.iter().map(|s| format!("--case {s}")).collect();
+    if let Some(rt) = &filter.runtime {
+        parts.push(format!("--runtime {rt}"));
+    }
+    if parts.is_empty() {
+        "the suite's cases".to_owned()
+    } else {
+        parts.join(" ")
+    }
 }
 
 /// Pooled before standalone; within each, runtimes in first-declaration order, classes of one
@@ -315,11 +344,45 @@ mod tests {
         assert!(!sel.ids(&s).contains(&"A1::only_a2a3".to_owned()));
         let sel = select(&s, Arch::A2a3, &Filter::default()).unwrap();
         assert!(sel.ids(&s).contains(&"A1::only_a2a3".to_owned()));
+        // The excluded case alone selects nothing on a5: a one-line error naming the filter.
         let f = Filter {
             selectors: vec!["A1::only_a2a3".parse().unwrap()],
             ..Filter::default()
         };
-        assert!(select(&s, Arch::A5, &f).unwrap().is_empty());
+        let e = select(&s, Arch::A5, &f).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--case A1::only_a2a3 select no case on a5 (--list shows what a filter selects)"
+        );
+        // Beside a selector that does select, it is simply not part of the run.
+        let f = Filter {
+            selectors: vec!["A1::only_a2a3".parse().unwrap(), "A2".parse().unwrap()],
+            ..Filter::default()
+        };
+        assert_eq!(select(&s, Arch::A5, &f).unwrap().ids(&s), ["A2::y"]);
+    }
+
+    #[test]
+    fn filters_that_together_select_nothing_are_an_error_outside_a_partition() {
+        let s = suite();
+        // Each matches something; together (class of runtime a, runtime b) nothing.
+        let f = Filter {
+            selectors: vec!["A1".parse().unwrap()],
+            runtime: Some("b".into()),
+            ..Filter::default()
+        };
+        let e = select(&s, Arch::A5, &f).unwrap_err();
+        assert!(matches!(e, SelectError::NothingSelected { .. }), "{e}");
+        assert!(e.to_string().contains("--case A1:: --runtime b"), "{e}");
+        // An empty share of a partition is no error.
+        let empty_share = (1..=8)
+            .map(|k| Filter {
+                selectors: vec!["B2".parse().unwrap()],
+                partition: Some(Partition { k, n: 8 }),
+                ..Filter::default()
+            })
+            .find(|f| select(&s, Arch::A5, f).is_ok_and(|sel| sel.is_empty()));
+        assert!(empty_share.is_some(), "one class cannot fill 8 shares");
     }
 
     #[test]

@@ -67,42 +67,57 @@ impl Sink {
         &self.path
     }
 
-    /// Reads the records (malformed lines skipped with a warning), deduplicated by selector in
-    /// order, and deletes the file. A missing or unreadable file reads as empty, with a warning.
-    pub fn take(self) -> Vec<SinkRecord> {
-        let records = read_records(&self.path);
+    /// Reads the records (malformed lines skipped with a warning, and listed), deduplicated by
+    /// selector in order, and deletes the file. A missing or unreadable file reads as empty, with
+    /// a warning.
+    pub fn take(self) -> SinkContents {
+        let mut contents = read_records(&self.path);
         if let Err(e) = fs::remove_file(&self.path) {
             if e.kind() != io::ErrorKind::NotFound {
                 tracing::warn!(path = %self.path.display(), "cannot delete the poison sink: {e}");
             }
         }
-        dedupe(records)
+        contents.records = dedupe(std::mem::take(&mut contents.records));
+        contents
     }
 }
 
-/// Reads a sink file's records, skipping malformed lines with a warning.
-pub fn read_records(path: &Path) -> Vec<SinkRecord> {
+/// What a sink file held.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SinkContents {
+    /// The records, in file order ([`Sink::take`] deduplicates them by selector).
+    pub records: Vec<SinkRecord>,
+    /// The 1-based numbers of the lines that were not a record: skipped, each with a warning.
+    pub malformed_lines: Vec<usize>,
+}
+
+/// Reads a sink file's records, skipping malformed lines with a warning (their numbers are
+/// returned too, so the dispatcher can journal them).
+pub fn read_records(path: &Path) -> SinkContents {
+    let mut out = SinkContents::default();
     let bytes = match fs::read(path) {
         Ok(b) => b,
         Err(e) => {
             if e.kind() != io::ErrorKind::NotFound {
                 tracing::warn!(path = %path.display(), "cannot read the poison sink: {e}");
             }
-            return Vec::new();
+            return out;
         }
     };
-    let mut out = Vec::new();
     for (i, line) in bytes.split(|b| *b == b'\n').enumerate() {
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
         match serde_json::from_slice::<SinkRecord>(line) {
-            Ok(r) => out.push(r),
-            Err(e) => tracing::warn!(
-                path = %path.display(),
-                line = i + 1,
-                "skipping a malformed poison-sink line: {e}"
-            ),
+            Ok(r) => out.records.push(r),
+            Err(e) => {
+                tracing::warn!(
+                    path = %path.display(),
+                    line = i + 1,
+                    "skipping a malformed poison-sink line: {e}"
+                );
+                out.malformed_lines.push(i + 1);
+            }
         }
     }
     out
@@ -205,7 +220,7 @@ mod tests {
         assert_ne!(a.path(), b.path());
         let mode = fs::metadata(a.path()).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
-        assert!(a.take().is_empty());
+        assert_eq!(a.take(), SinkContents::default());
     }
 
     #[test]
@@ -218,7 +233,8 @@ mod tests {
         }
         let path = sink.path().to_owned();
         let got = sink.take();
-        assert_eq!(got, vec![rec("B::", "B::x"), rec("A::y", "A::y")]);
+        assert_eq!(got.records, vec![rec("B::", "B::x"), rec("A::y", "A::y")]);
+        assert!(got.malformed_lines.is_empty());
         assert!(!path.exists());
     }
 
@@ -229,7 +245,9 @@ mod tests {
         let good = serde_json::to_string(&rec("A::", "A::x")).unwrap();
         let text = format!("{{\"selector\": 3}}\n\ngarbage\n{good}\n{{\"selector\":\"trunc");
         fs::write(sink.path(), text).unwrap();
-        assert_eq!(sink.take(), vec![rec("A::", "A::x")]);
+        let got = sink.take();
+        assert_eq!(got.records, vec![rec("A::", "A::x")]);
+        assert_eq!(got.malformed_lines, [1, 3, 5], "each skipped line is reported");
     }
 
     #[test]

@@ -42,6 +42,7 @@ fn every_bad_input_is_exit_2_and_one_line() {
     bad(&sb, &with(&["--devices", "2-1"]), &[], "2-1");
     bad(&sb, &with(&["--devices", "zero"]), &[], "zero");
     bad(&sb, &with(&["--devices", "9"]), &[], "card 9");
+    bad(&sb, &with(&["--devices", "0-4000000000"]), &[], "0-4000000000");
     bad(&sb, &with(&["--device-num", "0"]), &[], "--device-num");
     bad(&sb, &with(&["--device-num", "9"]), &[], "--device-num");
     bad(&sb, &with(&["--case", "NoSuchClass"]), &[], "NoSuchClass");
@@ -52,6 +53,19 @@ fn every_bad_input_is_exit_2_and_one_line() {
         &with(&["--runtime", "no_such_runtime"]),
         &[],
         "no_such_runtime",
+    );
+    // Filters that each match something but together select nothing.
+    bad(
+        &sb,
+        &with(&["--case", "VectorAdd", "--runtime", "host_build_graph"]),
+        &[],
+        "--case VectorAdd:: --runtime host_build_graph select no case on a5",
+    );
+    bad(
+        &sb,
+        &with(&["--case", "RmsNorm::a2a3_hidden1024"]),
+        &[],
+        "--case RmsNorm::a2a3_hidden1024 select no case on a5",
     );
     bad(&sb, &with(&["--retries", "many"]), &[], "many");
     bad(&sb, &with(&["--flaky-result", "ok"]), &[], "ok");
@@ -147,4 +161,19 @@ fn onboard_without_cann_is_exit_2_naming_the_search_path() {
         "names the search path: {}",
         lines[0]
     );
+}
+
+#[test]
+fn an_empty_partition_share_is_no_error() {
+    let sb = Sandbox::new();
+    // One class over many shares: some share is empty, and listing it succeeds with nothing.
+    let empty = (1..=16).find_map(|k| {
+        let part = format!("hash:{k}/16");
+        let out = sb
+            .command("a5", &["--list", "--case", "VectorAdd", "--partition", &part])
+            .output()
+            .unwrap();
+        (out.status.success() && out.stdout.is_empty()).then_some(part)
+    });
+    assert!(empty.is_some(), "no empty share of 16 for one class");
 }

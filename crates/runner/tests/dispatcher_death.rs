@@ -28,7 +28,15 @@ fn killing_the_dispatcher_frees_every_card() {
     .unwrap();
     let mut cmd = sb.command(
         "a5",
-        &["--devices", "0,1", "--case", "VectorAdd", "--case", "Matmul"],
+        &[
+            "--devices",
+            "0,1",
+            "--case",
+            "VectorAdd",
+            "--case",
+            "Matmul",
+            "--test-hooks",
+        ],
     );
     // A lane pauses in the middle of a case, holding its card.
     cmd.env(

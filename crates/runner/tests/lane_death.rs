@@ -157,7 +157,8 @@ fn kill_at(sb: &Sandbox, point: &str, args: &[&str]) -> (Run, String) {
     )
     .unwrap();
     let mut cmd = sb.command("a5", args);
-    cmd.env("ONBOARD_TEST_LANE_PAUSE", format!("{point}:{}", hook.display()));
+    cmd.arg("--test-hooks")
+        .env("ONBOARD_TEST_LANE_PAUSE", format!("{point}:{}", hook.display()));
     let child = cmd
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -289,4 +290,127 @@ fn sigkill_while_writing_the_sink_loses_nothing() {
         reads.iter().any(|s| s.len() == 1),
         "the partial sink (one record) was read: {reads:?}"
     );
+}
+
+/// A lane that hangs outside a case (here: every init on card 0 is slower than the case timeout)
+/// is caught by the watchdog: the case it was about to run gets a `timed_out` attempt, the lane
+/// is replaced (and the replacement hangs too: the retry times out again), and the case is
+/// retried like any timeout until it passes on card 1.
+#[test]
+fn a_lane_stuck_outside_a_case_is_timed_out_by_the_watchdog() {
+    let sb = Sandbox::new();
+    let ids = list(&sb, "a5", &["--case", "VectorAdd"]);
+    let run = sb.run(
+        "a5",
+        &[
+            "--devices",
+            "0,1",
+            "--case",
+            "VectorAdd",
+            "--case-timeout",
+            "0.5",
+            "--faults",
+            "dev=0:init_delay_ms=2000",
+        ],
+    );
+    run.expect_code(0);
+    let r = run.report();
+    assert_consistent(&r);
+    assert_eq!(r.cases.len(), ids.len(), "nothing lost");
+    let head = case(&r, &ids[0]);
+    assert_eq!(
+        attempts(&r, &ids[0]),
+        [
+            AttemptOutcome::TimedOut,
+            AttemptOutcome::TimedOut,
+            AttemptOutcome::Passed
+        ],
+        "{}",
+        run.dump()
+    );
+    assert_eq!(head.outcome, Outcome::Flaky);
+    for a in &head.attempts[..2] {
+        assert_eq!(a.device, Some(0));
+        let err = a.error.as_ref().unwrap();
+        assert_eq!(err.class, platform_common::FailureClass::DeviceRuntime);
+        assert!(err.message.contains("outside a case"), "{err}");
+        assert!(a.duration_ms >= 500, "{a:?}");
+    }
+    assert_eq!(head.attempts[2].device, Some(1));
+    assert_ne!(head.attempts[0].pid, head.attempts[1].pid, "a replacement lane");
+    for id in &ids[1..] {
+        assert_eq!(attempts(&r, id), [AttemptOutcome::Passed], "{id}");
+    }
+    let h = health(&r, 0);
+    assert!(h.contains(&HealthKind::FreshProcess), "lane replaced: {h:?}");
+    assert!(!h.contains(&HealthKind::Quarantined), "{h:?}");
+}
+
+/// A lane that exits 0 with its assignment unfinished died as much as a crashed one: it counts
+/// towards the card's lane deaths, so a card whose lanes keep doing it is quarantined instead of
+/// getting replacement lanes forever (the hook lets 6 lanes do it; the 4th quarantines the card).
+#[test]
+fn lanes_that_exit_0_with_work_unfinished_count_as_deaths() {
+    let sb = Sandbox::new();
+    let hook = sb.dir.path().join("exit-hook");
+    std::fs::create_dir(&hook).unwrap();
+    let mut cmd = sb.command("a5", &["--devices", "0", "--case", "VectorAdd", "--test-hooks"]);
+    cmd.env("ONBOARD_TEST_LANE_EXIT", format!("0:6:{}", hook.display()));
+    let run = sb.finish(cmd.output().unwrap());
+    run.expect_code(1);
+    let r = run.report();
+    assert_consistent(&r);
+    let h = health(&r, 0);
+    assert_eq!(h.last(), Some(&HealthKind::Quarantined), "{h:?}\n{}", run.dump());
+    let exits: Vec<_> = run
+        .journal()
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::LaneExited { status, .. } => Some(status),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        exits,
+        [runner::report::model::LaneStatus::Exited(0); 4],
+        "four lanes exited 0 with work unfinished, then the card was quarantined"
+    );
+    let fresh = r.devices_health["0"]
+        .iter()
+        .filter(|e| e.event == HealthKind::FreshProcess)
+        .count();
+    assert_eq!(fresh, 3, "each replacement is a fresh process");
+    for c in &r.cases {
+        assert_eq!(c.outcome, Outcome::Failed, "{}", c.id);
+    }
+}
+
+/// Without `--test-hooks` a stray hook variable is ignored: no lane pauses (or exits), the run
+/// ends normally.
+#[test]
+fn hook_variables_without_the_test_hooks_flag_are_ignored() {
+    let sb = Sandbox::new();
+    let hook = sb.dir.path().join("hook");
+    std::fs::create_dir(&hook).unwrap();
+    // Were a hook honoured, the watchdog would end the parked lane after 2 s (and the check below
+    // fail) rather than the run hanging.
+    let mut cmd = sb.command(
+        "a5",
+        &["--devices", "0,1", "--case", "VectorAdd", "--case-timeout", "2"],
+    );
+    cmd.env(
+        "ONBOARD_TEST_LANE_PAUSE",
+        format!("before_case:{}", hook.display()),
+    )
+    .env("ONBOARD_TEST_LANE_EXIT", format!("0:6:{}", hook.display()));
+    let run = sb.finish(cmd.output().unwrap());
+    run.expect_code(0);
+    assert!(
+        std::fs::read_dir(&hook).unwrap().next().is_none(),
+        "no hook fired"
+    );
+    let r = run.report();
+    for c in &r.cases {
+        assert_eq!(attempts(&r, &c.id), [AttemptOutcome::Passed], "{}", c.id);
+    }
 }

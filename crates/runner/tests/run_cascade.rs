@@ -96,10 +96,26 @@ fn a_golden_mismatch_fails_after_exactly_one_attempt() {
         "a mismatch never poisons or retires: {:?}",
         health(&r, 0)
     );
-    assert!(!run
-        .journal()
+    let journal = run.journal();
+    assert!(!journal
         .iter()
         .any(|e| matches!(e, runner::report::model::Event::RetryScheduled { .. })));
+    // The pooled worker is built once and never retired: a mismatch leaves it in the pool.
+    let worker_steps: Vec<_> = journal
+        .iter()
+        .filter_map(|e| match e {
+            runner::report::model::Event::Worker {
+                device: 0, action, ..
+            } => Some(*action),
+            _ => None,
+        })
+        .collect();
+    use runner::report::model::WorkerAction;
+    assert_eq!(
+        worker_steps,
+        [WorkerAction::Built, WorkerAction::Closed],
+        "one build per runtime, closed at the lane's end"
+    );
 }
 
 #[test]
@@ -221,5 +237,161 @@ fn a_multi_card_case_on_a_dead_card_ends_failed_and_the_run_ends() {
             "{}",
             c.id
         );
+        assert!(
+            err.message.contains("card(s) 1 quarantined"),
+            "the reason names the dead card: {err}"
+        );
+        assert!(
+            c.attempts.iter().all(|a| a.device.is_none()),
+            "an init failure is no attempt of the case: {:?}",
+            c.attempts
+        );
     }
+    // The multi-card lane runs on card 0 and holds card 1: card 1's init failure is card 1's,
+    // the next multi-card lane is its fresh process, and its second failure quarantines it.
+    let h1 = health(&r, 1);
+    assert_eq!(
+        h1.iter().filter(|k| **k == HealthKind::InitFailed).count(),
+        2,
+        "{h1:?}"
+    );
+    assert!(h1.contains(&HealthKind::FreshProcess), "{h1:?}");
+    assert_eq!(h1.last(), Some(&HealthKind::Quarantined), "{h1:?}");
+    let h0 = health(&r, 0);
+    assert!(
+        !h0.contains(&HealthKind::InitFailed) && !h0.contains(&HealthKind::Quarantined),
+        "card 0 is healthy: {h0:?}"
+    );
+    let init = &r.devices_health["1"]
+        .iter()
+        .find(|h| h.event == HealthKind::InitFailed)
+        .unwrap();
+    assert!(
+        init.detail.as_deref().unwrap_or("").contains("card 1"),
+        "{init:?}"
+    );
+}
+
+#[test]
+fn every_card_quarantined_ends_every_case_failed_and_loses_nothing() {
+    let sb = Sandbox::new();
+    let ids = list(&sb, "a5", &["--case", "VectorAdd", "--case", "Matmul"]);
+    let run = sb.run(
+        "a5",
+        &[
+            "--devices",
+            "0,1",
+            "--case",
+            "VectorAdd",
+            "--case",
+            "Matmul",
+            "--faults",
+            "dev=*:dead",
+        ],
+    );
+    run.expect_code(1);
+    let r = run.report();
+    assert_consistent(&r);
+    let got: Vec<&str> = r.cases.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(got, ids, "every selected case is in the report");
+    assert_eq!(r.summary.failed, ids.len() as u64, "{:?}", r.summary);
+    for c in &r.cases {
+        assert_eq!(c.outcome, Outcome::Failed, "{}", c.id);
+        assert_eq!(c.attempts.len(), 1, "{}: {:?}", c.id, c.attempts);
+        let a = &c.attempts[0];
+        assert_eq!(a.device, None, "{}: never reached a card", c.id);
+        let err = a.error.as_ref().unwrap();
+        assert_eq!(err.class, platform_common::FailureClass::Infrastructure);
+        assert!(err.message.contains("no healthy card left"), "{err}");
+    }
+    for card in [0, 1] {
+        let h = health(&r, card);
+        assert!(h.contains(&HealthKind::InitFailed), "card {card}: {h:?}");
+        assert_eq!(h.last(), Some(&HealthKind::Quarantined), "card {card}: {h:?}");
+    }
+}
+
+/// Health events carry the time they happened in the lane, not the time the dispatcher read
+/// them: the standalone op-timeout case poisons its card early and closes (force reset, whose
+/// probe is slowed by `init_delay_ms`) before it reports anything.
+#[test]
+fn health_events_are_timed_when_they_happened() {
+    let sb = Sandbox::new();
+    let run = sb.run(
+        "a5",
+        &[
+            "--devices",
+            "0",
+            "--case",
+            "AicoreOpTimeout",
+            "--faults",
+            "dev=0:init_delay_ms=300",
+        ],
+    );
+    run.expect_code(0);
+    let r = run.report();
+    let c = &r.cases[0];
+    assert_eq!(c.outcome, Outcome::Passed, "{:?}", c.attempts);
+    let a = &c.attempts[0];
+    let h = &r.devices_health["0"];
+    let poisoned = h.iter().find(|e| e.event == HealthKind::Poisoned).unwrap();
+    assert!(
+        a.started_ms <= poisoned.at_ms && poisoned.at_ms <= a.started_ms + a.duration_ms,
+        "poisoned at {} ms, outside the attempt [{}, {}] ms",
+        poisoned.at_ms,
+        a.started_ms,
+        a.started_ms + a.duration_ms
+    );
+    let reset = h.iter().find(|e| e.event == HealthKind::ForceReset).unwrap();
+    let reset_ms = reset.duration_ms.unwrap();
+    assert!(reset_ms >= 300, "the probe's set_device is slowed: {reset:?}");
+    // The reset attempt began after the poison (1 ms of rounding either side).
+    assert!(
+        poisoned.at_ms <= reset.at_ms - reset_ms + 1,
+        "poisoned at {} ms, after the reset attempt that ended at {} ms began ({} ms long)",
+        poisoned.at_ms,
+        reset.at_ms,
+        reset_ms
+    );
+}
+
+/// `fresh_process` marks a lane started after an unclean exit or to re-run a poison sink, never an
+/// ordinary lane after a clean one. On one card: the first lane escalates (its sink holds the rest
+/// of VectorAdd and Matmul), a fresh lane re-runs them and exits cleanly, and then a regular lane
+/// takes the queued trigger retry and Softmax.
+#[test]
+fn fresh_process_is_recorded_only_after_an_unclean_exit_or_for_the_sink() {
+    let sb = Sandbox::new();
+    let plan = "dev=0:op_timeout@1;dev=0:force_reset_fail=3";
+    let run = sb.run(
+        "a5",
+        &[
+            "--devices",
+            "0",
+            "--case",
+            "VectorAdd",
+            "--case",
+            "Matmul",
+            "--case",
+            "Softmax",
+            "--faults",
+            plan,
+        ],
+    );
+    run.expect_code(0);
+    let r = run.report();
+    assert_consistent(&r);
+    let lanes = run
+        .journal()
+        .iter()
+        .filter(|e| matches!(e, runner::report::model::Event::LaneStarted { .. }))
+        .count();
+    assert_eq!(lanes, 3, "first, fresh (sink), regular\n{}", run.dump());
+    let fresh: Vec<_> = r.devices_health["0"]
+        .iter()
+        .filter(|h| h.event == HealthKind::FreshProcess)
+        .collect();
+    assert_eq!(fresh.len(), 1, "{fresh:?}");
+    let detail = fresh[0].detail.as_deref().unwrap_or("");
+    assert!(detail.contains("poison sink"), "{detail}");
 }

@@ -1,5 +1,6 @@
 //! The poison sink under concurrent writers from several processes: every record is one whole
-//! line (never interleaved), none is lost, and malformed lines are skipped when read.
+//! line (never interleaved), none is lost, and malformed lines are skipped when read, each
+//! reported by its line number.
 
 use std::io::Write;
 use std::process::Command;
@@ -66,8 +67,13 @@ fn concurrent_writers_never_interleave_a_record() {
             "record mixed with another"
         );
     }
-    let records = sink.take();
-    assert_eq!(records.len(), WRITERS * RECORDS, "distinct selectors, none lost");
+    let got = sink.take();
+    assert_eq!(
+        got.records.len(),
+        WRITERS * RECORDS,
+        "distinct selectors, none lost"
+    );
+    assert!(got.malformed_lines.is_empty());
 }
 
 #[test]
@@ -98,7 +104,10 @@ fn malformed_lines_are_skipped_and_the_rest_deduplicated_in_order() {
     .unwrap();
     write!(f, "{{\"selector\":\"torn").unwrap();
     let path = sink.path().to_owned();
-    let got: Vec<String> = sink.take().into_iter().map(|r| r.selector).collect();
-    assert_eq!(got, ["B::", "A::", "C::"]);
+    let got = sink.take();
+    let selectors: Vec<String> = got.records.into_iter().map(|r| r.selector).collect();
+    assert_eq!(selectors, ["B::", "A::", "C::"]);
+    // Every skipped line is reported (the dispatcher warns and journals them), none silently.
+    assert_eq!(got.malformed_lines, [2, 4, 6, 8]);
     assert!(!path.exists(), "the dispatcher deletes the sink after reading it");
 }

@@ -142,7 +142,9 @@ struct Machine {
 
 fn machine(arch: Arch) -> Machine {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = SimConfig::new(arch, dir.path().join("sim")).with_timeouts(fast());
+    let cfg = SimConfig::new(arch, dir.path().join("sim"))
+        .with_timeouts(fast())
+        .unwrap();
     let locks = LeaseConfig {
         dir: dir.path().join("locks"),
     };

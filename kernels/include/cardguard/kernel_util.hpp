@@ -36,13 +36,29 @@ inline Range block_range(uint64_t total, uint32_t idx, uint32_t dim) {
 /* True when the launch is well formed for a kernel of exactly `num_args` arguments. */
 inline bool launch_ok(const cg_kernel_ctx *ctx, uint32_t num_args) {
     return ctx != nullptr && ctx->block_dim > 0 && ctx->block_idx < ctx->block_dim &&
-           ctx->num_args == num_args && (num_args == 0 || ctx->args != nullptr);
+           ctx->num_args == num_args &&
+           (num_args == 0 || (ctx->args != nullptr && ctx->arg_bytes != nullptr));
 }
 
-/* Argument `i` as a buffer of T. */
+/* Bytes valid from argument `i`'s address on (0 for a scalar). */
+inline uint64_t arg_bytes(const cg_kernel_ctx *ctx, uint32_t i) { return ctx->arg_bytes[i]; }
+
+/* Argument `i` as a buffer of at least `count` elements of T, or null when it is not one: the slot
+ * holds no buffer (a null address or zero bytes, e.g. a scalar), count * sizeof(T) overflows or
+ * exceeds the bytes valid there, or the address is not aligned for T. A kernel takes every buffer
+ * it touches through this, with the element count its size scalars imply, and returns
+ * CG_KERNEL_BAD_ARGS on null before it touches memory: then every access below `count` is in
+ * bounds. A buffer slot is required even when `count` is 0. */
 template <class T>
-inline T *buf(const cg_kernel_ctx *ctx, uint32_t i) {
-    return reinterpret_cast<T *>(static_cast<uintptr_t>(ctx->args[i]));
+inline T *buf(const cg_kernel_ctx *ctx, uint32_t i, uint64_t count) {
+    const uint64_t addr = ctx->args[i];
+    const uint64_t have = ctx->arg_bytes[i];
+    uint64_t need;
+    if (addr == 0 || have == 0 || addr % alignof(T) != 0 || __builtin_mul_overflow(count, sizeof(T), &need) ||
+        need > have) {
+        return nullptr;
+    }
+    return reinterpret_cast<T *>(static_cast<uintptr_t>(addr));
 }
 
 /* Argument `i` as an unsigned scalar. */
@@ -58,6 +74,11 @@ inline float f32_arg(const cg_kernel_ctx *ctx, uint32_t i) {
 
 /* a * b without wrapping; false when it would overflow. */
 inline bool mul_ok(uint64_t a, uint64_t b, uint64_t *out) { return !__builtin_mul_overflow(a, b, out); }
+
+/* a * b * c without wrapping; false when it would overflow. */
+inline bool mul_ok(uint64_t a, uint64_t b, uint64_t c, uint64_t *out) {
+    return mul_ok(a, b, out) && mul_ok(*out, c, out);
+}
 
 }  // namespace cg
 

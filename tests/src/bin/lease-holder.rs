@@ -2,6 +2,9 @@
 //!
 //! `lease-holder try DIR CARD RUN_ID`   try_acquire; prints `acquired PID` or `held <holder>`
 //! `lease-holder inherit DIR`           adopt the lease named in ONBOARD_LEASE_FD; prints `inherited CARD`
+//! `lease-holder inherit-twice DIR`     adopt it, then try again; prints `inherited CARD, again: <outcome>`
+//! `lease-holder inherit-spawn DIR`     adopt it, spawn `sleep 600` (a grandchild that would keep
+//!                                      an inheritable lock); prints `inherited CARD grandchild PID`
 //! Then waits for stdin to close and exits 0.
 
 use std::io::Read;
@@ -36,8 +39,45 @@ fn main() -> ExitCode {
             }
             Err(e) => (None, format!("refused {e}")),
         },
+        ["inherit-twice", dir] => {
+            let cfg = LeaseConfig { dir: dir.into() };
+            match DeviceLease::inherited(&cfg) {
+                Ok(l) => {
+                    let again = match DeviceLease::inherited(&cfg) {
+                        Ok(_) => "adopted a second time".to_owned(),
+                        Err(e) => format!("refused {e}"),
+                    };
+                    let line = format!("inherited {}, again: {again}", l.card());
+                    (Some(l), line)
+                }
+                Err(e) => (None, format!("refused {e}")),
+            }
+        }
+        ["inherit-spawn", dir] => match DeviceLease::inherited(&LeaseConfig { dir: dir.into() }) {
+            Ok(l) => {
+                let grandchild = std::process::Command::new("sleep")
+                    .arg("600")
+                    .stdin(std::process::Stdio::null())
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null())
+                    .spawn();
+                match grandchild {
+                    Ok(g) => {
+                        let line = format!("inherited {} grandchild {}", l.card(), g.id());
+                        (Some(l), line)
+                    }
+                    Err(e) => {
+                        eprintln!("lease-holder: cannot spawn sleep: {e}");
+                        return ExitCode::from(1);
+                    }
+                }
+            }
+            Err(e) => (None, format!("refused {e}")),
+        },
         _ => {
-            eprintln!("usage: lease-holder try DIR CARD RUN_ID | inherit DIR");
+            eprintln!(
+                "usage: lease-holder try DIR CARD RUN_ID | inherit DIR | inherit-twice DIR | inherit-spawn DIR"
+            );
             return ExitCode::from(2);
         }
     };

@@ -18,10 +18,10 @@ pub const UNDER_TEST: ArchUnderTest = ArchUnderTest {
         DriverCall::SynchronizeStreamWithTimeout,
         codes::RT_AICPU_EXCEPTION,
     ),
-    // Where an unguarded a2a3 run on the poisoned context fails first: the device malloc of the
-    // kernel's registration buffer (the seed's "rtMalloc failed: 507899 (ChipCallable buffer)");
+    // Where an unguarded a2a3 run on the poisoned context fails first: `aclrtMalloc` of the
+    // run's first device buffer (the seed's "rtMalloc failed: 507899 (ChipCallable buffer)");
     // registers were mapped once at init, so nothing fails before it.
-    cascade_surface: DriverError::new(DriverCall::RegisterKernel, codes::RT_DRV_INTERNAL_ERROR),
+    cascade_surface: DriverError::new(DriverCall::Malloc, codes::RT_DRV_INTERNAL_ERROR),
     // The bounded drain on a poisoned a2a3 context.
     drain_error: codes::RT_AICORE_EXCEPTION,
     // The smallest block dim over the a2a3 limit of 24.

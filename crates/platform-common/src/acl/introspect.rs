@@ -28,6 +28,7 @@ impl AclDriver {
             error_state_syncs: out.errorStateSyncs,
             aicore_launches: out.aicoreLaunches,
             force_resets_ok: out.forceResetsOk,
+            ..SimStats::default()
         })
     }
 

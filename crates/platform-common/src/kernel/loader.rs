@@ -1,4 +1,10 @@
-//! Loading kernel blobs and running their blocks through the C ABI.
+//! Loading kernel blobs and running their blocks through the C ABI (`kernel.h`, version
+//! [`ABI_VERSION`]).
+//!
+//! This file owns the FFI: opening a blob, checking its metadata, and building the `cg_kernel_ctx`
+//! of one block. It never checks that buffer addresses are valid: [`KernelBlob::run_block`] is
+//! `unsafe` and its caller (the simulator's AICore, a test harness) promises it; the kernel then
+//! checks its size scalars against the byte lengths it is given.
 
 use std::ffi::{c_void, CStr};
 use std::fmt;
@@ -10,7 +16,11 @@ use std::time::Duration;
 use crate::arch::Arch;
 
 /// The ABI version this loader speaks.
-pub const ABI_VERSION: u32 = 1;
+pub const ABI_VERSION: u32 = 2;
+
+/// The status a kernel returns for arguments it refuses (`CG_KERNEL_BAD_ARGS`), and
+/// [`KernelBlob::run_block`] returns for argument and length lists of different lengths.
+pub const KERNEL_BAD_ARGS: i32 = 1;
 
 const CG_WAIT_WOKEN: i32 = 0;
 const CG_WAIT_REAPED: i32 = 1;
@@ -34,6 +44,7 @@ struct RawCtx {
     block_idx: u32,
     block_dim: u32,
     args: *const u64,
+    arg_bytes: *const u64,
     num_args: u32,
     api: *const RawApi,
     token: *mut c_void,
@@ -215,11 +226,31 @@ impl KernelBlob {
     }
 
     /// Runs block `block_idx` of `block_dim` with `args` (buffers as host addresses, scalars by
-    /// value). Returns the kernel's status (0 = ok).
+    /// value) and `arg_bytes` (for each argument, the bytes valid from its address on; 0 for a
+    /// scalar). Returns the kernel's status (0 = ok; [`KERNEL_BAD_ARGS`] when the kernel refuses
+    /// its arguments, or at once when `args` and `arg_bytes` differ in length).
     ///
-    /// The caller guarantees that every buffer address in `args` is valid for the sizes the
-    /// kernel's contract reads and writes, for the whole call (the simulator checks sizes at launch).
-    pub fn run_block(&self, block_idx: u32, block_dim: u32, args: &[u64], waiter: &dyn Waiter) -> i32 {
+    /// # Safety
+    ///
+    /// For every `i` where `arg_bytes[i]` is non-zero and `args[i]` is not null, `args[i]` must be
+    /// an address valid for reads and writes of `arg_bytes[i]` bytes for the whole call, and no
+    /// other code may access those bytes non-atomically while the call runs (blocks of one launch
+    /// may share them, as the kernels' contracts allow). The kernels check their size scalars
+    /// against these lengths and touch nothing else, so lengths that overstate a buffer are the
+    /// one way to make them access memory out of bounds. The simulator guarantees this by passing
+    /// each buffer's length from the address to the end of its live allocation, which the queued
+    /// op keeps alive.
+    pub unsafe fn run_block(
+        &self,
+        block_idx: u32,
+        block_dim: u32,
+        args: &[u64],
+        arg_bytes: &[u64],
+        waiter: &dyn Waiter,
+    ) -> i32 {
+        if args.len() != arg_bytes.len() {
+            return KERNEL_BAD_ARGS;
+        }
         extern "C" fn wait_trampoline(token: *mut c_void, timeout_us: u64) -> i32 {
             // SAFETY: `token` is the `&&dyn Waiter` built below, alive for the whole kernel call.
             let waiter: &&dyn Waiter = unsafe { &*(token as *const &dyn Waiter) };
@@ -236,12 +267,15 @@ impl KernelBlob {
             block_idx,
             block_dim,
             args: args.as_ptr(),
+            arg_bytes: arg_bytes.as_ptr(),
             num_args: u32::try_from(args.len()).unwrap_or(u32::MAX),
             api: &api,
             token: token as *mut c_void,
         };
-        // SAFETY: `ctx` and everything it points to live for the call; the buffer addresses in
-        // `args` are valid per this method's contract; the kernel returns only through its status.
+        // SAFETY: `ctx` and everything it points to live for the call; `args` and `arg_bytes` have
+        // `num_args` entries; each buffer address is valid for its length per this method's
+        // contract, and the kernel checks its sizes against those lengths; it returns only
+        // through its status.
         unsafe { (self.main)(&ctx) }
     }
 }

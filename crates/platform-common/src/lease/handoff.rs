@@ -1,16 +1,24 @@
 //! Handing a lease to a child process: the child inherits the locked descriptor.
 //!
 //! This is the one place outside the FFI and kernel-loading modules that adopts a raw file
-//! descriptor: an inherited descriptor is an OS-level hand-off, so it is treated as FFI.
+//! descriptor: an inherited descriptor is an OS-level hand-off, so it is treated as FFI. The
+//! adoption is checked before (the descriptor is open: `/proc/self/fd/N` exists, and this process
+//! never adopted it before) and after (it is the named card's lock file, by device and inode, and
+//! its lock is ours). Each descriptor number is adopted at most once per process, so two owners
+//! never close it twice; an adopted descriptor is made close-on-exec, so the processes the holder
+//! spawns do not inherit the lock. This file never changes the environment.
 
+use std::collections::BTreeSet;
 use std::fs::File;
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::os::unix::fs::MetadataExt;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 use command_fds::{CommandFdExt, FdMapping};
 use rustix::fs::{flock, fstat, FlockOperation};
-use rustix::io::fcntl_dupfd_cloexec;
+use rustix::io::{fcntl_dupfd_cloexec, fcntl_getfd, fcntl_setfd, FdFlags};
 
 use super::lock::{DeviceLease, LeaseConfig, LeaseError, ENV_LEASE_FD};
 use crate::driver::DeviceId;
@@ -21,6 +29,10 @@ pub const ENV_EXTRA_LEASE_FDS: &str = "ONBOARD_EXTRA_LEASE_FDS";
 /// The descriptor number a child finds its lease at.
 pub const CHILD_LEASE_FD: RawFd = 3;
 
+/// The descriptor numbers this process adopted as leases (never removed: a number is adopted at
+/// most once, even after its lease is dropped and the number reused by another open).
+static ADOPTED: Mutex<BTreeSet<RawFd>> = Mutex::new(BTreeSet::new());
+
 impl DeviceLease {
     /// Arranges for the child `cmd` spawns to inherit this lease: a duplicate of the locked
     /// descriptor is mapped to [`CHILD_LEASE_FD`] in the child only (the parent's copy stays
@@ -30,7 +42,9 @@ impl DeviceLease {
     }
 
     /// The lease a parent handed down through [`ENV_LEASE_FD`], checked: the descriptor must be
-    /// the lock file of the named card in `cfg`, and this process must hold its lock.
+    /// the lock file of the named card in `cfg`, and this process must hold its lock. A descriptor
+    /// is adopted once per process: a second call for it is refused ([`LeaseError::Inherited`]).
+    /// The adopted descriptor is made close-on-exec.
     pub fn inherited(cfg: &LeaseConfig) -> Result<Self, LeaseError> {
         Self::adopt(cfg, ENV_LEASE_FD, std::env::var(ENV_LEASE_FD).unwrap_or_default())
     }
@@ -98,29 +112,51 @@ impl DeviceLease {
             path: path.clone(),
             source: e,
         })?;
-        // Check the descriptor before adopting it: open, and the lock file itself.
-        let dup = rustix::io::fcntl_getfd(
-            // SAFETY: `raw` is only borrowed for this one fcntl call; a closed descriptor makes the
-            // call fail with EBADF, which is reported, not undefined behaviour.
-            unsafe { std::os::fd::BorrowedFd::borrow_raw(raw) },
-        );
-        dup.map_err(|_| bad("descriptor is not open"))?;
-        // SAFETY: the descriptor is open (checked above), was inherited for this purpose through
-        // ENV_LEASE_FD, and nothing else in this process owns it; adopting it closes it on drop.
+        // Held for the whole adoption, so two threads cannot adopt one descriptor.
+        let mut adopted = ADOPTED.lock().unwrap_or_else(PoisonError::into_inner);
+        if adopted.contains(&raw) {
+            return Err(bad("this process already adopted that descriptor"));
+        }
+        // Open? Checked without touching the number: the kernel lists every open descriptor here.
+        if std::fs::symlink_metadata(format!("/proc/self/fd/{raw}")).is_err() {
+            return Err(bad("descriptor is not open"));
+        }
+        // SAFETY: the descriptor is open (checked just above), was inherited for this purpose
+        // through `var`, and nothing else in this process owns it: it is adopted at most once
+        // (`ADOPTED`, locked), and the checks below give it back unclosed if it is not the lease.
         let file = File::from(unsafe { OwnedFd::from_raw_fd(raw) });
-        let st = fstat(&file).map_err(|e| LeaseError::Io {
+        let checked = fstat(&file)
+            .map_err(|e| LeaseError::Io {
+                path: path.clone(),
+                source: e.into(),
+            })
+            .and_then(|st| {
+                if st.st_ino == want.ino() && st.st_dev == want.dev() {
+                    Ok(())
+                } else {
+                    Err(bad("descriptor is not that card's lock file"))
+                }
+            })
+            // Same open file description as the parent's: this converts nothing and succeeds only
+            // if the lock is ours (a foreign holder makes it fail at once).
+            .and_then(|()| {
+                flock(&file, FlockOperation::NonBlockingLockExclusive).map_err(|_| bad("lock is not held"))
+            });
+        if let Err(e) = checked {
+            // Not ours to own: give it back unclosed.
+            std::mem::forget(file);
+            return Err(e);
+        }
+        adopted.insert(raw);
+        // The processes this holder spawns must not inherit the lock.
+        let flags = fcntl_getfd(&file).map_err(|e| LeaseError::Io {
             path: path.clone(),
             source: e.into(),
         })?;
-        use std::os::unix::fs::MetadataExt;
-        if st.st_ino != want.ino() || st.st_dev != want.dev() {
-            // Do not close a descriptor that is not ours to own.
-            std::mem::forget(file);
-            return Err(bad("descriptor is not that card's lock file"));
-        }
-        // Same open file description as the parent's: this converts nothing and succeeds only if
-        // the lock is ours (a foreign holder makes it fail at once).
-        flock(&file, FlockOperation::NonBlockingLockExclusive).map_err(|_| bad("lock is not held"))?;
+        fcntl_setfd(&file, flags | FdFlags::CLOEXEC).map_err(|e| LeaseError::Io {
+            path: path.clone(),
+            source: e.into(),
+        })?;
         Ok(Self {
             card,
             file,

@@ -1,14 +1,14 @@
 //! The lock file, its holder record and the lease type.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use rustix::fs::{flock, FlockOperation};
 
+use super::private_dir::{open_private_dir, open_state_file, Refusal};
 use crate::driver::DeviceId;
 
 /// Environment variable overriding the lock directory.
@@ -19,7 +19,8 @@ pub const ENV_LEASE_FD: &str = "ONBOARD_LEASE_FD";
 /// Where lock files live.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LeaseConfig {
-    /// The lock directory (created 0700 when missing).
+    /// The lock directory (created 0700 when missing; it must be a directory owned by this user,
+    /// not a symlink).
     pub dir: PathBuf,
 }
 
@@ -50,7 +51,7 @@ impl LeaseConfig {
 
     /// The lock file of `card`.
     pub fn lock_path(&self, card: DeviceId) -> PathBuf {
-        self.dir.join(format!("card-{card}.lock"))
+        self.dir.join(lock_file_name(card))
     }
 }
 
@@ -132,6 +133,15 @@ pub enum LeaseError {
         /// The cause.
         #[source]
         source: std::io::Error,
+    },
+    /// The lock directory or a lock file is not safe to use: a symlink, not a directory (or not a
+    /// regular file), or owned by another user.
+    #[error("refusing lock path {}: it {reason}", path.display())]
+    Unsafe {
+        /// The directory or file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
     },
     /// A handed-down lease is missing or malformed.
     #[error("inherited lease {value:?} in {var} is unusable: {reason}")]
@@ -239,27 +249,25 @@ impl DeviceLease {
 }
 
 fn open_lock_file(cfg: &LeaseConfig, card: DeviceId) -> Result<(File, PathBuf), LeaseError> {
-    fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&cfg.dir)
-        .map_err(|e| LeaseError::Io {
-            path: cfg.dir.clone(),
-            source: e,
-        })?;
+    let refused = |path: &Path, r: Refusal| match r {
+        Refusal::Io(source) => LeaseError::Io {
+            path: path.to_owned(),
+            source,
+        },
+        Refusal::Unsafe(reason) => LeaseError::Unsafe {
+            path: path.to_owned(),
+            reason,
+        },
+    };
+    let dir = open_private_dir(&cfg.dir, 0o700).map_err(|r| refused(&cfg.dir, r))?;
     let path = cfg.lock_path(card);
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .open(&path)
-        .map_err(|e| LeaseError::Io {
-            path: path.clone(),
-            source: e,
-        })?;
+    let file = open_state_file(&dir, &lock_file_name(card), 0o600).map_err(|r| refused(&path, r))?;
     Ok((file, path))
+}
+
+/// The name of `card`'s lock file in the lock directory.
+fn lock_file_name(card: DeviceId) -> String {
+    format!("card-{card}.lock")
 }
 
 #[cfg(test)]

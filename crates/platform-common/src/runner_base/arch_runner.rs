@@ -4,10 +4,12 @@
 //!
 //! init: the shared init ([`DeviceRunnerBase::init`]), then the arch's mapping at init (a failure
 //! releases the base and is the card's [`InitError`]). run: the guard (no driver call when
-//! unusable), the shared request checks (the arch's block-dim limit, the kernel, its arguments),
-//! the arch's step before the pipeline, then the shared pipeline. finalize: the shared finalize.
-//! This file never maps registers itself and never decides what a mapping failure means: the arch
-//! crate's [`ArchRegisters`] does the mapping and sends a driver error through the fail-fast chain.
+//! unusable), the shared request checks (the arch's block-dim limit, the kernel, its arguments)
+//! and the arch's checks ([`ArchRegisters::check_run`]), all before any driver call; then the
+//! card is made current on the calling thread (`aclrtSetDevice`), the arch's driver step
+//! ([`ArchRegisters::prepare_run`]) and the shared pipeline. finalize: the shared finalize.
+//! This file never maps registers itself; it sends every driver error of the arch's step through
+//! the fail-fast chain, so an arch crate cannot skip it.
 
 use std::fmt;
 use std::sync::Arc;
@@ -21,7 +23,7 @@ use crate::lease::DeviceLease;
 
 use super::base::DeviceRunnerBase;
 use super::config::RunnerConfig;
-use super::errors::{FinalizeError, InitError, RunError};
+use super::errors::{FinalizeError, InitError, RunError, UsageError};
 use super::finalize::FinalizeReport;
 use super::request::{RunOutput, RunRequest};
 use super::runner::DeviceRunner;
@@ -37,10 +39,18 @@ pub trait ArchRegisters: Sized + Send + fmt::Debug + 'static {
     /// the base is released best-effort and the error becomes the card's [`InitError`].
     fn map_at_init(base: &DeviceRunnerBase) -> Result<Self, DriverError>;
 
-    /// The arch's step of a run admitted by the guard and the shared request checks, before the
-    /// shared pipeline. A driver error must go through the fail-fast chain
-    /// ([`DeviceRunnerBase::device_failure`]); a usage error must be found before any driver call.
-    fn prepare_run(&mut self, base: &mut DeviceRunnerBase, req: &RunRequest) -> Result<(), RunError>;
+    /// The arch's checks of a run admitted by the guard and the shared request checks. No driver
+    /// call may be made here: a refused request leaves the runner healthy and the card untouched.
+    fn check_run(&self, _base: &DeviceRunnerBase, _req: &RunRequest) -> Result<(), UsageError> {
+        Ok(())
+    }
+
+    /// The arch's driver step of a checked run, after the card was made current and before the
+    /// shared pipeline. A driver error is returned as is: the runner sends it through the
+    /// fail-fast chain.
+    fn prepare_run(&mut self, _base: &DeviceRunnerBase, _req: &RunRequest) -> Result<(), DriverError> {
+        Ok(())
+    }
 }
 
 /// The device runner of one card of the arch `R` belongs to: the shared half plus `R`.
@@ -92,11 +102,16 @@ impl<R: ArchRegisters> ArchRunner<R> {
         self.base.register_kernel(blob)
     }
 
-    /// Runs one request: guard, shared checks, the arch's step, the shared pipeline.
+    /// Runs one request: guard, shared and arch checks (no driver call yet), the card made
+    /// current on this thread, the arch's driver step, the shared pipeline.
     pub fn run(&mut self, req: &RunRequest) -> Result<RunOutput, RunError> {
         self.base.guard()?;
         let kernel = self.base.check_request(req)?;
-        self.registers.prepare_run(&mut self.base, req)?;
+        self.registers.check_run(&self.base, req)?;
+        self.base.make_current()?;
+        if let Err(e) = self.registers.prepare_run(&self.base, req) {
+            return Err(self.base.device_failure(e));
+        }
         self.base.execute(kernel, req)
     }
 

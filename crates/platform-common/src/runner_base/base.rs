@@ -14,6 +14,7 @@ use crate::driver::{DeviceId, DevicePtr, Driver, KernelHandle, Stream};
 use crate::error::{codes, DriverError};
 use crate::health::{Health, HealthState};
 use crate::kernel::{KernelBlob, KernelMeta};
+use crate::timeouts::TimeoutProfile;
 
 use super::config::RunnerConfig;
 use super::errors::{InitError, RunError, UsageError};
@@ -57,16 +58,30 @@ pub struct DeviceRunnerBase {
 }
 
 impl DeviceRunnerBase {
-    /// Opens `cfg.device` for `arch`: `aclInit` (a repeat is fine), set device, op-execute
-    /// timeout (a failure there is logged, as on hardware, not fatal), then the AICPU and AICore
-    /// streams. On failure, whatever was created is released best-effort and the failing call is
-    /// returned.
+    /// Opens `cfg.device` for `arch`. First, before any driver call, `cfg.timeouts` are checked
+    /// against the rules of the driver's profile ([`TimeoutProfile::for_driver`]: the sim rules
+    /// for the simulator, the real-card rules for `acl`); a bad value or ordering is
+    /// [`InitError::Timeouts`] naming the rule, never a silent fallback. Then `aclInit` (a repeat
+    /// is fine), set device, op-execute timeout (a failure there is logged, as on hardware, not
+    /// fatal), and the AICPU and AICore streams. On a driver failure, whatever was created is
+    /// released best-effort and the failing call is returned ([`InitError::Driver`]).
     pub fn init(driver: Arc<dyn Driver>, arch: Arch, cfg: RunnerConfig) -> Result<Self, InitError> {
         let device = cfg.device;
+        let profile = TimeoutProfile::for_driver(driver.info().kind);
+        if let Err(error) = cfg.timeouts.validate(profile) {
+            let e = InitError::Timeouts {
+                device,
+                arch,
+                profile,
+                error,
+            };
+            tracing::error!(device, %arch, "{e}");
+            return Err(e);
+        }
         let mut logged = Vec::new();
         let fail = |error: DriverError, logged: Vec<DriverError>| {
             tracing::warn!(device, %arch, %error, "runner init failed");
-            InitError {
+            InitError::Driver {
                 device,
                 arch,
                 error,
@@ -79,8 +94,7 @@ impl DeviceRunnerBase {
             Err(e) => return Err(fail(e, logged)),
         }
         driver.set_device(device).map_err(|e| fail(e, Vec::new()))?;
-        let op_us = u64::try_from(cfg.timeouts.op_execute.as_micros()).unwrap_or(u64::MAX);
-        if let Err(e) = driver.set_op_execute_timeout(op_us) {
+        if let Err(e) = driver.set_op_execute_timeout(cfg.timeouts.op_execute_us()) {
             tracing::warn!(device, %arch, error = %e, "op-execute timeout not set (continuing, as on hardware)");
             logged.push(e);
         }
@@ -123,7 +137,7 @@ impl DeviceRunnerBase {
             &[self.streams.aicpu, self.streams.aicore],
         );
         tracing::warn!(device = self.cfg.device, arch = %self.arch, %error, "runner init failed");
-        InitError {
+        InitError::Driver {
             device: self.cfg.device,
             arch: self.arch,
             error,
@@ -173,8 +187,9 @@ impl DeviceRunnerBase {
 
     /// Registers `blob` under its name (admitted by the guard; a blob of another arch is a usage
     /// error). Re-registering the same file is a no-op; another file under the same name replaces
-    /// the entry. A driver error (the registration buffer's malloc on a sticky context) marks the
-    /// runner unusable.
+    /// the entry. The card is made current first (the runner may have moved to another thread).
+    /// A driver error (the registration buffer's malloc on a sticky context) marks the runner
+    /// unusable.
     pub fn register_kernel(&mut self, blob: &KernelBlob) -> Result<(), RunError> {
         self.guard()?;
         let meta = blob.meta();
@@ -191,6 +206,7 @@ impl DeviceRunnerBase {
                 return Ok(());
             }
         }
+        self.make_current()?;
         let handle = match self.driver.register_kernel(blob) {
             Ok(h) => h,
             Err(e) => return Err(self.device_failure(e)),

@@ -2,36 +2,89 @@
 //!
 //! Each carries what a report needs (card, call, raw code) as fields; [`RunError::class`] and
 //! [`InitError::class`] classify by variant and code, never by message text.
+//!
+//! Messages are one line that already names the inner error (the driver call and its code, the
+//! broken timeout rule): that line is what reports, refusals and logs print. So no inner error is
+//! also marked `#[source]`, and a `{:#}` chain never prints it twice.
 
 use std::fmt;
 
 use crate::arch::Arch;
 use crate::driver::DeviceId;
 use crate::error::{DriverError, FailureClass};
+use crate::timeouts::{TimeoutError, TimeoutProfile};
 
 use super::reset::ResetAttempt;
 
-/// A runner could not be initialised on its card. A card's init failure is a health event of
-/// that card, not an attempt of any case.
+/// A runner could not be initialised on its card.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("failed to init the {arch} runner on card {device}: {error}")]
-pub struct InitError {
-    /// The card.
-    pub device: DeviceId,
-    /// The runner's arch.
-    pub arch: Arch,
-    /// The driver call that failed.
-    #[source]
-    pub error: DriverError,
-    /// Errors of init calls that are logged, not fatal (an op-execute-timeout refusal), seen
-    /// before the fatal one.
-    pub logged: Vec<DriverError>,
+pub enum InitError {
+    /// A driver call of init failed. A card's init failure is a health event of that card, not
+    /// an attempt of any case.
+    #[error("failed to init the {arch} runner on card {device}: {error}")]
+    Driver {
+        /// The card.
+        device: DeviceId,
+        /// The runner's arch.
+        arch: Arch,
+        /// The driver call that failed.
+        error: DriverError,
+        /// Errors of init calls that are logged, not fatal (an op-execute-timeout refusal), seen
+        /// before the fatal one.
+        logged: Vec<DriverError>,
+    },
+    /// The configured timeouts break a rule of the profile the runner's driver is held to
+    /// ([`TimeoutProfile::for_driver`]); refused before any driver call.
+    #[error("refusing to init the {arch} runner on card {device} with {profile} timeouts: {error}")]
+    Timeouts {
+        /// The card.
+        device: DeviceId,
+        /// The runner's arch.
+        arch: Arch,
+        /// The rules applied (from the driver's kind).
+        profile: TimeoutProfile,
+        /// The rule or value that is broken, naming its variable.
+        error: TimeoutError,
+    },
 }
 
 impl InitError {
-    /// The failure class, from the driver error's code.
+    /// The card.
+    pub fn device(&self) -> DeviceId {
+        match self {
+            Self::Driver { device, .. } | Self::Timeouts { device, .. } => *device,
+        }
+    }
+
+    /// The runner's arch.
+    pub fn arch(&self) -> Arch {
+        match self {
+            Self::Driver { arch, .. } | Self::Timeouts { arch, .. } => *arch,
+        }
+    }
+
+    /// The driver call that failed (`None` for a configuration refused before any call).
+    pub fn driver_error(&self) -> Option<DriverError> {
+        match self {
+            Self::Driver { error, .. } => Some(*error),
+            Self::Timeouts { .. } => None,
+        }
+    }
+
+    /// Init calls whose failure was logged, not fatal, before the fatal one.
+    pub fn logged(&self) -> &[DriverError] {
+        match self {
+            Self::Driver { logged, .. } => logged,
+            Self::Timeouts { .. } => &[],
+        }
+    }
+
+    /// The failure class: from the driver error's code, or usage for bad timeouts.
     pub fn class(&self) -> FailureClass {
-        self.error.class()
+        match self {
+            Self::Driver { error, .. } => error.class(),
+            Self::Timeouts { .. } => FailureClass::Usage,
+        }
     }
 }
 
@@ -132,7 +185,7 @@ pub enum RunError {
     Unusable(UnusableError),
     /// A driver call failed during the run; the runner is now marked unusable.
     #[error("{0}; the runner is now marked unusable (finalize force-resets its card)")]
-    Device(#[source] DriverError),
+    Device(DriverError),
     /// The request was invalid; nothing was sent to the device.
     #[error(transparent)]
     Usage(UsageError),
@@ -274,6 +327,30 @@ mod tests {
         ] {
             assert!(msg.contains(part), "{part:?} missing from {msg:?}");
         }
+    }
+
+    #[test]
+    fn inner_errors_are_printed_once() {
+        use std::error::Error as _;
+        let device = RunError::Device(cause());
+        assert!(device.to_string().contains("207001"), "{device}");
+        assert!(
+            device.source().is_none(),
+            "the message already names the driver error"
+        );
+        let init = InitError::Driver {
+            device: 1,
+            arch: Arch::A5,
+            error: cause(),
+            logged: Vec::new(),
+        };
+        assert!(init.to_string().contains("rtKernelLaunchWithHandleV2"), "{init}");
+        assert!(init.source().is_none());
+        assert_eq!(init.class(), FailureClass::DeviceRuntime);
+        assert_eq!(
+            (init.device(), init.arch(), init.driver_error()),
+            (1, Arch::A5, Some(cause()))
+        );
     }
 
     #[test]

@@ -1,9 +1,13 @@
 //! The shared run pipeline: request checks, then allocate, copy in, launch AICore before AICPU,
 //! bounded stream syncs (AICPU first: it reports the AICore work's failure), copy out, free.
 //!
-//! Request checks happen before any driver call and fail as usage errors. Every driver error of
-//! the pipeline goes through the fail-fast chain ([`DeviceRunnerBase::device_failure`]); memory
-//! of a failed run stays recorded so the fatal teardown can abandon it. This file never maps
+//! Request checks happen before any driver call and fail as usage errors. The first driver call
+//! of a run makes the card current on the calling thread ([`DeviceRunnerBase::make_current`]:
+//! CANN keeps the current device per thread, and a runner may be moved between threads). Every
+//! driver error of the pipeline goes through the fail-fast chain
+//! ([`DeviceRunnerBase::device_failure`]); memory of a failed run stays recorded so the fatal
+//! teardown can abandon it. Everything here is crate-private: only
+//! [`ArchRunner::run`](super::ArchRunner::run), behind the guard, drives it. This file never maps
 //! registers (arch runners do that before calling [`DeviceRunnerBase::execute`]).
 
 use crate::driver::{AicpuTask, DevicePtr, KernelArg, KernelHandle, LaunchOrigin};
@@ -16,7 +20,7 @@ use super::request::{RunArg, RunOutput, RunRequest};
 impl DeviceRunnerBase {
     /// Checks `req` against the arch's block-dim limit and the registered kernel, without any
     /// driver call, and returns the kernel's handle.
-    pub fn check_request(&self, req: &RunRequest) -> Result<KernelHandle, UsageError> {
+    pub(crate) fn check_request(&self, req: &RunRequest) -> Result<KernelHandle, UsageError> {
         let limit = self.arch.max_block_dim();
         if req.block_dim == 0 {
             return Err(UsageError::BlockDimZero);
@@ -62,9 +66,21 @@ impl DeviceRunnerBase {
         Ok(kernel.handle)
     }
 
-    /// Runs a checked request on the device. Any driver error marks the runner unusable (through
-    /// the fail-fast chain) and is returned as [`RunError::Device`].
-    pub fn execute(&mut self, kernel: KernelHandle, req: &RunRequest) -> Result<RunOutput, RunError> {
+    /// `aclrtSetDevice` of the runner's card on the calling thread, admitted by the guard (a
+    /// refused runner makes no call). A failure goes through the fail-fast chain.
+    pub(crate) fn make_current(&mut self) -> Result<(), RunError> {
+        self.guard()?;
+        match self.driver.set_device(self.cfg.device) {
+            Ok(()) => Ok(()),
+            Err(e) => Err(self.device_failure(e)),
+        }
+    }
+
+    /// Runs a checked request on the device, admitted by the guard (an unusable runner is
+    /// refused with no driver call). Any driver error marks the runner unusable (through the
+    /// fail-fast chain) and is returned as [`RunError::Device`].
+    pub(crate) fn execute(&mut self, kernel: KernelHandle, req: &RunRequest) -> Result<RunOutput, RunError> {
+        self.guard()?;
         match self.execute_inner(kernel, req) {
             Ok(out) => Ok(out),
             Err(e) => Err(self.device_failure(e)),

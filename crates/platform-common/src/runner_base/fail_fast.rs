@@ -5,7 +5,9 @@
 //! [`DeviceRunnerBase::recover_device_or_mark_unusable`]: a bounded device drain whose result is
 //! logged and never trusted, then the runner is marked unusable, always. From then on
 //! [`DeviceRunnerBase::guard`] refuses every admission with a typed [`UnusableError`] before any
-//! driver call. This file never resets the card; finalize does.
+//! driver call. The chain is crate-private: the runner's own pipeline and the arch hook's
+//! driver errors ([`ArchRunner`](super::ArchRunner) routes them) are its only callers. This file
+//! never resets the card; finalize does.
 
 use crate::error::DriverError;
 use crate::health::DrainOutcome;
@@ -30,7 +32,7 @@ impl DeviceRunnerBase {
     /// The fail-fast chain for `cause`: bounded drain (logged, never trusted), then mark the
     /// runner unusable, always. The first cause is kept; a runner already out of `healthy` keeps
     /// its state (logged).
-    pub fn recover_device_or_mark_unusable(&mut self, cause: DriverError) {
+    pub(crate) fn recover_device_or_mark_unusable(&mut self, cause: DriverError) {
         let device = self.cfg.device;
         if let Err(e) = self.health.fault(cause) {
             tracing::warn!(device, %cause, error = %e, "fault on a runner already out of healthy");
@@ -56,7 +58,7 @@ impl DeviceRunnerBase {
 
     /// Runs the chain for a driver error seen during a run and returns the error the caller
     /// sees ([`RunError::Device`]).
-    pub fn device_failure(&mut self, error: DriverError) -> RunError {
+    pub(crate) fn device_failure(&mut self, error: DriverError) -> RunError {
         self.recover_device_or_mark_unusable(error);
         RunError::Device(error)
     }

@@ -65,6 +65,7 @@ impl DeviceRunnerBase {
             max_attempts: self.cfg.max_reset_attempts(),
             probe_kernel: self.cfg.probe_kernel.as_ref(),
             timeouts: &self.cfg.timeouts,
+            drain_bound: self.cfg.pre_reset_drain(),
         };
         let driver = self.driver.clone();
         let reset = force_reset_until_confirmed(driver.as_ref(), lease, &plan, &mut self.health)

@@ -2,7 +2,8 @@
 //!
 //! What lives where:
 //! - `base`: the stream pair, memory bookkeeping, kernel registry, health, init.
-//! - `execute`: request checks (usage errors, before any driver call) and the run pipeline.
+//! - `execute`: request checks (usage errors, before any driver call) and the run pipeline
+//!   (crate-private: only `ArchRunner::run` drives it, behind the guard).
 //! - `fail_fast`: step 1 of the chain: the guard and `recover_device_or_mark_unusable`.
 //! - `teardown`: `finalize_common` (healthy) and the fatal teardown (abandon handles).
 //! - `reset` and `probe`: step 2: force-reset attempts, each checked by a probe.

@@ -1,11 +1,15 @@
 //! Step 2 of the containment chain: force reset with a self-checked result.
 //!
 //! Up to [`super::RunnerConfig::max_reset_attempts`] attempts (3, or 1 for an SDMA runner), each:
-//! bounded drain (result ignored), `aclrtResetDeviceForce` with the card's lease, then, when the
-//! reset returned 0, the post-reset probe. The first confirmed probe ends the loop and is the only
-//! way to clear the unusable flag. Every attempt's rc, probe result and duration is recorded and
-//! returned, so the decision is observable. This file owns the attempts and their records; it
-//! never decides whether a runner needs a reset (finalize does) and never builds a new runner.
+//! `aclrtSetDevice` (the card made current on the calling thread, as the seed's
+//! `force_reset_device` did), a drain whose result is ignored, `aclrtResetDeviceForce` with the
+//! card's lease, then, when the reset returned 0, the post-reset probe. The drain is bounded by
+//! [`super::RunnerConfig::pre_reset_drain`], not by the stream-sync timeout, so all attempts'
+//! drains together stay below one stream-sync timeout on a faulted real card. The first confirmed
+//! probe ends the loop and is the only way to clear the unusable flag. Every attempt's rc, probe
+//! result and duration is recorded and returned, so the decision is observable. This file owns the
+//! attempts and their records; it never decides whether a runner needs a reset (finalize does) and
+//! never builds a new runner.
 
 use std::fmt;
 use std::time::{Duration, Instant};
@@ -13,10 +17,10 @@ use std::time::{Duration, Instant};
 use crate::arch::Arch;
 use crate::driver::{DeviceId, Driver};
 use crate::error::DriverError;
-use crate::health::{DrainOutcome, Health, ProbeConfirmed};
+use crate::health::{acl_rc, DrainOutcome, Health, ProbeConfirmed};
 use crate::kernel::KernelBlob;
 use crate::lease::DeviceLease;
-use crate::timeouts::Timeouts;
+use crate::timeouts::{duration_ms, Timeouts};
 
 use super::errors::ResetFailed;
 use super::probe::probe_card;
@@ -54,10 +58,13 @@ impl fmt::Display for ProbeResult {
 pub struct ResetAttempt {
     /// 1-based attempt number.
     pub attempt: u32,
-    /// What the bounded drain before the reset returned (logged, ignored).
+    /// What the bounded drain before the reset returned (logged, ignored; the `aclrtSetDevice`
+    /// error instead, when the card could not be made current and the drain was skipped).
     pub drain: DrainOutcome,
-    /// Raw rc of `aclrtResetDeviceForce`: 0 on success.
-    pub rc: i32,
+    /// The ACL rc of `aclrtResetDeviceForce`: `Some(0)` on success, `Some(code)` when the call
+    /// failed with an ACL code, `None` when it failed in another code space (e.g. a missing
+    /// symbol: the call never reached CANN) — `reset_error` then holds the code with its space.
+    pub rc: Option<i32>,
     /// The force reset's error, when it failed.
     pub reset_error: Option<DriverError>,
     /// The post-reset probe.
@@ -104,6 +111,8 @@ pub(super) struct ResetPlan<'a> {
     pub(super) max_attempts: u32,
     pub(super) probe_kernel: Option<&'a KernelBlob>,
     pub(super) timeouts: &'a Timeouts,
+    /// The bound of each attempt's ignored drain ([`super::RunnerConfig::pre_reset_drain`]).
+    pub(super) drain_bound: Duration,
 }
 
 /// Runs the attempts on `plan.device` with `lease` (already checked to be that card's), moving
@@ -121,9 +130,15 @@ pub(super) fn force_reset_until_confirmed(
     let mut attempts = Vec::new();
     for attempt in 1..=plan.max_attempts {
         let start = Instant::now();
-        let drain = match driver.synchronize_device_with_timeout(plan.timeouts.stream_sync_ms()) {
-            Ok(()) => DrainOutcome::ReportedSuccess,
-            Err(e) => DrainOutcome::Failed(e),
+        let drain = match driver.set_device(device) {
+            Err(e) => {
+                tracing::debug!(device, attempt, error = %e, "card not made current: drain skipped");
+                DrainOutcome::Failed(e)
+            }
+            Ok(()) => match driver.synchronize_device_with_timeout(duration_ms(plan.drain_bound)) {
+                Ok(()) => DrainOutcome::ReportedSuccess,
+                Err(e) => DrainOutcome::Failed(e),
+            },
         };
         tracing::debug!(device, attempt, ?drain, "pre-reset drain (ignored)");
         let reset_error = driver.reset_device_force(lease).err();
@@ -137,7 +152,7 @@ pub(super) fn force_reset_until_confirmed(
         let record = ResetAttempt {
             attempt,
             drain,
-            rc: reset_error.map_or(0, |e| e.code.raw),
+            rc: acl_rc(reset_error),
             reset_error,
             probe,
             duration: start.elapsed(),

@@ -4,8 +4,14 @@
 //! Neither ever synchronises a stream. A healthy runner's streams are idle (every run synced
 //! them), and a faulted runner's may be in error state, where a sync blocks until the stream-sync
 //! timeout and then fails (507018); destroying such a stream after a sync attempt is how a
-//! teardown used to hang. The fatal teardown makes no driver call at all: on a sticky context
-//! every per-resource free fails with the cascade's codes, and the force reset releases it all.
+//! teardown used to hang. The fatal teardown makes no driver call at all: per-resource frees on a
+//! faulted card are not trustworthy (a free or destroy may report success, fail, or block behind
+//! work the card will never finish, e.g. 507901 for a stream with pending work), and the force
+//! reset that follows releases everything of the context anyway. The simulator lets such frees
+//! succeed; the fatal teardown does not depend on what they would return.
+//!
+//! The healthy teardown makes the card current first: CANN keeps the current device per thread,
+//! and a runner may be finalized on another thread than the one that built it.
 
 use crate::error::DriverError;
 
@@ -23,13 +29,18 @@ pub struct Abandoned {
 }
 
 impl DeviceRunnerBase {
-    /// Healthy teardown: destroy both streams (no pre-destroy sync), free what is still
-    /// allocated, soft-reset the device. Errors are logged and returned; the teardown goes on.
+    /// Healthy teardown: make the card current, destroy both streams (no pre-destroy sync), free
+    /// what is still allocated, soft-reset the device. Errors are logged and returned; the
+    /// teardown goes on.
     pub(super) fn finalize_common(&mut self) -> Vec<DriverError> {
         self.finished = true;
         let device = self.cfg.device;
         let driver = self.driver.clone();
         let mut errors = Vec::new();
+        if let Err(e) = driver.set_device(device) {
+            tracing::warn!(device, error = %e, "card not made current at finalize");
+            errors.push(e);
+        }
         for stream in [self.streams.aicore, self.streams.aicpu] {
             if let Err(e) = driver.destroy_stream(stream) {
                 tracing::warn!(device, error = %e, "stream not destroyed at finalize");

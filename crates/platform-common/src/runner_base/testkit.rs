@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::arch::Arch;
-use crate::driver::{AicpuTask, DeviceId, Driver, KernelArg, LaunchOrigin};
+use crate::driver::{AicpuTask, DeviceId, Driver, DriverCall, KernelArg, LaunchOrigin};
 use crate::error::Code;
 use crate::error::DriverError;
 use crate::health::{HealthEvent, HealthSubscriber};
@@ -43,13 +43,16 @@ pub type RunnerFactory = fn(Arc<dyn Driver>, RunnerConfig) -> Result<Box<dyn Dev
 /// The kernels a bench's runners register: the probe, the trigger, the compute case.
 pub const WORKLOAD_KERNELS: [&str; 3] = ["noop", "hang", "vector_add"];
 
-/// Short, correctly ordered sim timeouts so a hang costs ~60 ms, not 500 ms: scheduler 20 ms,
-/// op-execute 60 ms, stream-sync 250 ms.
+/// Short, correctly ordered timeouts so a hang costs ~60 ms, not 500 ms: scheduler 20 ms,
+/// op-execute 60 ms, stream-sync 1600 ms. They hold under both profiles' rules (stream-sync >
+/// scheduler + 1500 ms too), because a runner on the `acl` driver is held to the real-card rules
+/// even when `libsim_acl.so` is behind it. No sim measurement waits a stream-sync out: a hang is
+/// reaped at the op-execute timeout and its sync returns then.
 pub fn fast_timeouts() -> Timeouts {
     Timeouts {
         scheduler: Duration::from_millis(20),
         op_execute: Duration::from_millis(60),
-        stream_sync: Duration::from_millis(250),
+        stream_sync: Duration::from_millis(1600),
     }
 }
 
@@ -161,7 +164,9 @@ impl SimBench {
     pub fn new(arch: Arch, root: &Path, lock_dir: &Path, factory: RunnerFactory) -> Self {
         Self {
             arch,
-            sim: SimConfig::new(arch, root).with_timeouts(fast_timeouts()),
+            sim: SimConfig::new(arch, root)
+                .with_timeouts(fast_timeouts())
+                .expect("fast_timeouts keep the sim ordering"),
             leases: LeaseConfig {
                 dir: lock_dir.to_owned(),
             },
@@ -301,8 +306,10 @@ impl RawProbe {
 
 /// A naive worker of the seed, on the raw driver: no guard, no drain, no reset. Each run does
 /// what the seed's worker did per test: a5 maps registers first (one `halResMap` per core), then
-/// the case's kernel is registered (its registration buffer is device memory, the a2a3 CI's
-/// "ChipCallable buffer"), launched AICore then AICPU, and both streams synced.
+/// the run's callable buffer (block dim and arguments, the a2a3 CI's "ChipCallable buffer") is
+/// allocated with `aclrtMalloc` and filled, the case's kernel is registered, launched AICore then
+/// AICPU, both streams synced, and the callable freed. So on a poisoned context an a5 run fails
+/// at `halResMap` (rc=62) and an a2a3 run at `aclrtMalloc` (507899), as the seed logged.
 struct RawWorker {
     driver: Arc<dyn Driver>,
     arch: Arch,
@@ -316,7 +323,7 @@ impl RawWorker {
     fn open(driver: Arc<dyn Driver>, arch: Arch, card: DeviceId, t: &Timeouts) -> Result<Self, DriverError> {
         let _ = driver.init();
         driver.set_device(card)?;
-        let _ = driver.set_op_execute_timeout(u64::try_from(t.op_execute.as_micros()).unwrap_or(u64::MAX));
+        let _ = driver.set_op_execute_timeout(t.op_execute_us());
         if arch == Arch::A2a3 {
             driver.hal_mem_ctl(card)?;
         }
@@ -339,12 +346,20 @@ impl RawWorker {
                 d.hal_res_map(self.card, core)?;
             }
         }
-        let handle = d.register_kernel(blob)?;
         let args = vec![KernelArg::Scalar(0); blob.meta().num_args as usize];
+        // The callable: the block dim, then one word per (scalar, zero) argument.
+        let callable: Vec<u8> = std::iter::once(u64::from(block_dim))
+            .chain(args.iter().map(|_| 0u64))
+            .flat_map(u64::to_le_bytes)
+            .collect();
+        let buffer = d.malloc(callable.len())?;
+        d.memcpy_to_device(buffer, &callable)?;
+        let handle = d.register_kernel(blob)?;
         d.launch_aicore(self.aicore, handle, block_dim, &args, LaunchOrigin::Case)?;
         d.launch_aicpu(self.aicpu, AicpuTask { aicore: self.aicore })?;
         d.synchronize_stream_with_timeout(self.aicpu, self.sync_ms)?;
-        d.synchronize_stream_with_timeout(self.aicore, self.sync_ms)
+        d.synchronize_stream_with_timeout(self.aicore, self.sync_ms)?;
+        d.free(buffer)
     }
 }
 
@@ -355,7 +370,7 @@ pub fn raw_hang_then_noop(bench: &SimBench, card: DeviceId) -> Result<RawProbe, 
     let hang = bench.kernel("hang")?;
     let noop = bench.kernel("noop")?;
     raw_probe(process, bench.arch, card, &bench.sim.timeouts, &hang, &noop).map_err(|error| {
-        TestkitError::Init(InitError {
+        TestkitError::Init(InitError::Driver {
             device: card,
             arch: bench.arch,
             error,
@@ -470,6 +485,9 @@ pub enum Trigger {
 pub struct RecoveryOptions {
     /// Build the runner with the SDMA option (one force-reset attempt).
     pub sdma: bool,
+    /// Build the poisoned runner without a probe kernel: its post-reset probe checks streams and
+    /// memory only (as on a real card without kernels), so finalize launches and syncs nothing.
+    pub streams_only_probe: bool,
 }
 
 /// One iteration of the force-reset recovery.
@@ -487,6 +505,11 @@ pub struct RecoveryProbe {
     pub finalize_took: Duration,
     /// Syncs of an error-state stream during finalize (the simulator counts them).
     pub finalize_error_state_syncs: u64,
+    /// Every `aclrtSynchronizeStreamWithTimeout` finalize made, whatever the stream's state (the
+    /// simulator's per-call count; only the post-reset probe's kernel run, on its own fresh
+    /// streams, makes any). Zero when read through `libsim_acl.so`, whose stats carry no
+    /// per-call counts.
+    pub finalize_stream_syncs: u64,
     /// The sticky error this process's context on the card still has after finalize.
     pub sticky_after_finalize: Option<crate::error::Code>,
     /// A new runner on the same card in the same process, after finalize.
@@ -525,6 +548,9 @@ pub fn trigger_then_recover(
     let (tx, rx) = mpsc::channel();
     let mut cfg = bench.config(card, Some(HealthSubscriber::channel(tx)))?;
     cfg.sdma = opts.sdma;
+    if opts.streams_only_probe {
+        cfg.probe_kernel = None;
+    }
     let mut runner = bench.runner(&process, cfg)?;
     let trigger = match trigger {
         Trigger::Hang => runner.run(&hang_request()),
@@ -532,11 +558,14 @@ pub fn trigger_then_recover(
     };
     let unusable_after_trigger = runner.is_unusable();
     let refused_noop = runner.run(&noop_request());
-    let syncs_before = process.stats().error_state_syncs;
+    let before = process.stats();
     let start = Instant::now();
     let finalize = runner.finalize(&lease);
     let finalize_took = start.elapsed();
-    let finalize_error_state_syncs = process.stats().error_state_syncs - syncs_before;
+    let after = process.stats();
+    let finalize_error_state_syncs = after.error_state_syncs - before.error_state_syncs;
+    let sync = DriverCall::SynchronizeStreamWithTimeout;
+    let finalize_stream_syncs = after.calls_of(sync) - before.calls_of(sync);
     let events: Vec<HealthEvent> = rx.try_iter().collect();
     let mut probe = RecoveryProbe {
         trigger,
@@ -545,6 +574,7 @@ pub fn trigger_then_recover(
         finalize,
         finalize_took,
         finalize_error_state_syncs,
+        finalize_stream_syncs,
         sticky_after_finalize: process.sticky_error(card),
         rebuilt: None,
         noop_after: None,

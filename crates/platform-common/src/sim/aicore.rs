@@ -34,6 +34,8 @@ pub(crate) struct AicoreOp {
     pub(crate) block_dim: u32,
     /// Arguments as the kernel receives them (buffers as addresses).
     pub(crate) args: Vec<u64>,
+    /// Per argument, the bytes valid from its address to the end of its allocation (0: scalar).
+    pub(crate) arg_bytes: Vec<u64>,
     /// The buffers the arguments point into, kept alive until the op is done.
     pub(crate) _buffers: Vec<Arc<DeviceBuffer>>,
     /// The first output buffer and the argument's offset into it (what `corrupt` perturbs).
@@ -133,7 +135,9 @@ impl Waiter for BlockWaiter<'_> {
 
 impl AicoreOp {
     /// Runs every block to its end and returns the op's result: the arch's op-timeout code when
-    /// the op was reaped, 507015 when a block returned a non-zero status.
+    /// the op was reaped, 507015 when a block returned a non-zero status (e.g. a kernel refusing
+    /// a buffer too small for its sizes: on a card that out-of-bounds access is an AICore
+    /// exception, and the stream then poisons the context).
     pub(crate) fn run(&self, ctl: &OpControl) -> Result<(), Code> {
         let statuses: Vec<i32> = std::thread::scope(|s| {
             let handles: Vec<_> = (0..self.block_dim)
@@ -185,7 +189,13 @@ impl AicoreOp {
                 while waiter.wait(Duration::from_millis(1)) == WaitOutcome::Woken {}
                 0
             }
-            OpMode::Normal | OpMode::Corrupt => self.blob.run_block(idx, self.block_dim, &self.args, &waiter),
+            // SAFETY: every non-zero `arg_bytes[i]` is the length from `args[i]` to the end of a
+            // live allocation (`launch::resolve_args`), kept alive by `_buffers` until the op is
+            // done; the host copies into those buffers only through atomic words.
+            OpMode::Normal | OpMode::Corrupt => unsafe {
+                self.blob
+                    .run_block(idx, self.block_dim, &self.args, &self.arg_bytes, &waiter)
+            },
         }
     }
 

@@ -3,21 +3,23 @@
 //! This file owns the card record (reset generation, the installed faults, the run's counters and
 //! which launch faults fired) and the only way to change it: read-modify-write under an exclusive
 //! `flock` of the file itself. Readers take a shared lock. The file is never renamed or deleted;
-//! an empty or garbled file reads as a fresh card. What the record *means* for a driver call is
-//! decided by the driver, not here.
+//! an empty or garbled file reads as a fresh card. The sim root is created 0700 when missing and
+//! must be a directory owned by this user, not a symlink; card files are opened relative to it and
+//! never through a symlink. What the record *means* for a driver call is decided by the driver,
+//! not here.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use rustix::fs::{flock, FlockOperation};
 use serde::{Deserialize, Serialize};
 
-use super::config::SimConfig;
+use super::config::{card_file_name, SimConfig};
 use super::error::SimError;
 use super::plan::{Fault, FaultPlan};
 use crate::driver::DeviceId;
+use crate::lease::private_dir::{open_private_dir, open_state_file, Refusal};
 
 /// The run's counters of one card. [`super::start_run`] zeroes them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -122,20 +124,19 @@ pub(crate) struct CardFile {
 impl CardFile {
     /// Opens (creating on demand) the state file of `card`.
     pub(crate) fn open(cfg: &SimConfig, card: DeviceId) -> Result<Self, SimError> {
-        let io = |path: &Path, source| SimError::Io {
-            path: path.to_owned(),
-            source,
+        let refused = |path: &Path, r: Refusal| match r {
+            Refusal::Io(source) => SimError::Io {
+                path: path.to_owned(),
+                source,
+            },
+            Refusal::Unsafe(reason) => SimError::Unsafe {
+                path: path.to_owned(),
+                reason,
+            },
         };
-        fs::create_dir_all(&cfg.root).map_err(|e| io(&cfg.root, e))?;
+        let root = open_private_dir(&cfg.root, 0o700).map_err(|r| refused(&cfg.root, r))?;
         let path = cfg.card_path(card);
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .open(&path)
-            .map_err(|e| io(&path, e))?;
+        let file = open_state_file(&root, &card_file_name(card), 0o600).map_err(|r| refused(&path, r))?;
         Ok(Self { file, path })
     }
 

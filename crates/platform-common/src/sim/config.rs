@@ -14,6 +14,9 @@ pub const ENV_SIM_ROOT: &str = "ONBOARD_SIM_ROOT";
 pub const ENV_SIM_CARDS: &str = "ONBOARD_SIM_CARDS";
 /// Cards a sim has unless told otherwise.
 pub const DEFAULT_CARDS: u32 = 8;
+/// Device memory of a simulated card unless told otherwise (4 GiB; real host memory backs what is
+/// allocated, so keep it modest).
+pub const DEFAULT_CARD_MEMORY: u64 = 4 << 30;
 
 /// The settings of a simulated machine. Tests build one with their own temp root; binaries use
 /// [`SimConfig::from_env`].
@@ -26,8 +29,15 @@ pub struct SimConfig {
     /// Cards `0..cards`.
     pub cards: u32,
     /// The timeouts; `timeouts.op_execute` is a context's op-execute timeout until
-    /// `set_op_execute_timeout` changes it.
+    /// `set_op_execute_timeout` changes it. Set them with [`SimConfig::with_timeouts`], which
+    /// checks their ordering.
     pub timeouts: Timeouts,
+    /// The a2a3 partial-good mask `halMemCtl` reports: bit `i` set = AICore `i` usable. `None`:
+    /// every core of the arch ([`Arch::max_block_dim`]) is usable.
+    pub core_mask: Option<u64>,
+    /// Bytes of device memory each card has; an `aclrtMalloc` beyond what is left fails with
+    /// 207001 (`ACL_ERROR_RT_MEMORY_ALLOCATION`).
+    pub card_memory: u64,
 }
 
 impl SimConfig {
@@ -38,6 +48,8 @@ impl SimConfig {
             root: root.into(),
             cards: DEFAULT_CARDS,
             timeouts: Timeouts::defaults(TimeoutProfile::Sim),
+            core_mask: None,
+            card_memory: DEFAULT_CARD_MEMORY,
         }
     }
 
@@ -47,10 +59,35 @@ impl SimConfig {
         self
     }
 
-    /// The same settings with these timeouts.
-    pub fn with_timeouts(mut self, timeouts: Timeouts) -> Self {
+    /// The same settings with these timeouts, when they keep the ordering rules of the sim
+    /// profile ([`Timeouts::validate`]); otherwise [`SimError::Timeouts`] naming the broken rule.
+    pub fn with_timeouts(mut self, timeouts: Timeouts) -> Result<Self, SimError> {
+        timeouts.validate(TimeoutProfile::Sim)?;
         self.timeouts = timeouts;
+        Ok(self)
+    }
+
+    /// The same settings with this a2a3 partial-good mask (bit `i` set = AICore `i` usable);
+    /// `halMemCtl` reports it, limited to the arch's cores.
+    pub fn with_core_mask(mut self, mask: u64) -> Self {
+        self.core_mask = Some(mask);
         self
+    }
+
+    /// The same settings with `bytes` of device memory per card.
+    pub fn with_card_memory(mut self, bytes: u64) -> Self {
+        self.card_memory = bytes;
+        self
+    }
+
+    /// The partial-good mask `halMemCtl` reports: [`Self::core_mask`] limited to the arch's
+    /// cores, or all of them.
+    pub fn effective_core_mask(&self) -> u64 {
+        let all = match self.arch.max_block_dim() {
+            n if n >= 64 => u64::MAX,
+            n => (1u64 << n) - 1,
+        };
+        self.core_mask.map_or(all, |m| m & all)
     }
 
     /// Settings from the environment: [`ENV_SIM_ROOT`] (default: `sim` in the cargo target
@@ -70,13 +107,20 @@ impl SimConfig {
             root,
             cards,
             timeouts: Timeouts::from_env(TimeoutProfile::Sim)?,
+            core_mask: None,
+            card_memory: DEFAULT_CARD_MEMORY,
         })
     }
 
     /// The state file of `card`.
     pub fn card_path(&self, card: u32) -> PathBuf {
-        self.root.join(format!("card-{card}.json"))
+        self.root.join(card_file_name(card))
     }
+}
+
+/// The name of `card`'s state file in the sim root.
+pub(crate) fn card_file_name(card: u32) -> String {
+    format!("card-{card}.json")
 }
 
 fn parse_cards(v: &str) -> Result<u32, SimError> {

@@ -79,7 +79,13 @@ pub(crate) struct Context {
 
 impl Context {
     /// A clean context opened at the card's current generation.
-    pub(crate) fn open(card: DeviceId, mut file: CardFile, op_timeout: Duration) -> DriverResult<Self> {
+    /// `memory` is the card's capacity in bytes.
+    pub(crate) fn open(
+        card: DeviceId,
+        mut file: CardFile,
+        op_timeout: Duration,
+        memory: u64,
+    ) -> DriverResult<Self> {
         let state = file
             .read()
             .map_err(|e| card_file_error(DriverCall::SetDevice, &e))?;
@@ -90,7 +96,7 @@ impl Context {
             generation: state.generation,
             sticky: Arc::new(StickyCell::default()),
             streams: HashMap::new(),
-            memory: Memory::default(),
+            memory: Memory::new(memory),
             kernels: HashMap::new(),
             op_timeout,
         })

@@ -140,7 +140,7 @@ impl SimDriver {
         call: DriverCall,
         f: impl FnOnce(&mut Context) -> DriverResult<T>,
     ) -> DriverResult<T> {
-        self.stats.call();
+        self.stats.call(call);
         let mut inner = self.lock();
         let ctx = current(&mut inner, self.scope, call)?;
         ctx.check_generation(call)?;
@@ -161,7 +161,7 @@ impl SimDriver {
 
     /// The HAL calls: act on `device` whether or not it is current; a context there must be healthy.
     fn hal(&self, call: DriverCall, device: DeviceId) -> DriverResult<()> {
-        self.stats.call();
+        self.stats.call(call);
         self.check_range(call, device)?;
         let mut inner = self.lock();
         if let Some(ctx) = inner.contexts.get_mut(&device) {
@@ -191,7 +191,7 @@ impl Driver for SimDriver {
     }
 
     fn init(&self) -> DriverResult<()> {
-        self.stats.call();
+        self.stats.call(DriverCall::Init);
         if self.initialized.swap(true, Ordering::Relaxed) {
             return fail(DriverCall::Init, codes::REPEAT_INITIALIZE);
         }
@@ -200,7 +200,7 @@ impl Driver for SimDriver {
 
     fn set_device(&self, device: DeviceId) -> DriverResult<()> {
         let call = DriverCall::SetDevice;
-        self.stats.call();
+        self.stats.call(call);
         self.check_range(call, device)?;
         let mut file = CardFile::open(&self.cfg, device).map_err(|e| card_file_error(call, &e))?;
         let state = file.read().map_err(|e| card_file_error(call, &e))?;
@@ -221,7 +221,7 @@ impl Driver for SimDriver {
         match inner.contexts.get_mut(&device) {
             Some(ctx) => ctx.check_generation(call)?,
             None => {
-                let ctx = Context::open(device, file, self.cfg.timeouts.op_execute)?;
+                let ctx = Context::open(device, file, self.cfg.timeouts.op_execute, self.cfg.card_memory)?;
                 inner.contexts.insert(device, ctx);
             }
         }
@@ -231,7 +231,7 @@ impl Driver for SimDriver {
 
     fn reset_device(&self, device: DeviceId) -> DriverResult<()> {
         let call = DriverCall::ResetDevice;
-        self.stats.call();
+        self.stats.call(call);
         self.check_range(call, device)?;
         let mut inner = self.lock();
         let Some(ctx) = inner.contexts.get_mut(&device) else {
@@ -248,7 +248,7 @@ impl Driver for SimDriver {
 
     fn reset_device_force(&self, lease: &DeviceLease) -> DriverResult<()> {
         let call = DriverCall::ResetDeviceForce;
-        self.stats.call();
+        self.stats.call(call);
         let card = lease.card();
         self.check_range(call, card)?;
         let mut inner = self.lock();
@@ -381,7 +381,13 @@ impl Driver for SimDriver {
             if size == 0 {
                 return fail(call, codes::INVALID_PARAM);
             }
-            Ok(DevicePtr(ctx.memory.alloc(size).addr()))
+            match ctx.memory.alloc(size) {
+                Ok(buf) => Ok(DevicePtr(buf.addr())),
+                Err(e) => {
+                    tracing::warn!(card = ctx.card, size, reason = ?e, "device allocation refused");
+                    fail(call, codes::RT_MEMORY_ALLOCATION)
+                }
+            }
         })
     }
 
@@ -440,7 +446,7 @@ impl Driver for SimDriver {
         origin: LaunchOrigin,
     ) -> DriverResult<()> {
         let call = DriverCall::LaunchAicore;
-        self.stats.call();
+        self.stats.call(call);
         let mut inner = self.lock();
         let ctx = current(&mut inner, self.scope, call)?;
         ctx.check_generation(call)?;
@@ -489,6 +495,7 @@ impl Driver for SimDriver {
             blob,
             block_dim,
             args: args.raw,
+            arg_bytes: args.bytes,
             _buffers: args.buffers,
             first_output: args.first_output,
             mode,
@@ -523,7 +530,7 @@ impl Driver for SimDriver {
         self.hal(DriverCall::HalMemCtl, device)?;
         Ok(RegisterWindow {
             base: REGISTER_BASE + (u64::from(device) << 32),
-            core_mask: (1u64 << self.cfg.arch.max_block_dim()) - 1,
+            core_mask: self.cfg.effective_core_mask(),
         })
     }
 }

@@ -21,6 +21,15 @@ pub enum SimError {
         #[source]
         source: std::io::Error,
     },
+    /// The sim root or a card file is not safe to use: a symlink, not a directory (or not a
+    /// regular file), or owned by another user.
+    #[error("refusing sim card state {}: it {reason}", path.display())]
+    Unsafe {
+        /// The directory or file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// A card the sim does not have.
     #[error("card {card} is out of range (the sim has {cards} cards: 0 to {})", cards.saturating_sub(1))]
     CardOutOfRange {

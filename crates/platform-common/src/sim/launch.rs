@@ -2,6 +2,12 @@
 //! context's memory, the card's launch counter moved (case launches only), and the plan's launch
 //! fault, if one fires at this launch, turned into the launch's fate.
 //!
+//! Bounds: a buffer argument must point at or into a live allocation (else the launch fails with
+//! 100000), and the kernel is told how many bytes are valid from that address to the end of the
+//! allocation (a scalar: 0). Kernels check their size scalars against those lengths and refuse
+//! (`CG_KERNEL_BAD_ARGS`) before touching memory, which surfaces at the sync as 507015 and poisons
+//! the context, as an out-of-bounds access raises an AICore exception on a real card.
+//!
 //! This file never queues, waits or runs anything; the driver acts on the [`Fate`].
 
 use std::sync::Arc;
@@ -18,6 +24,8 @@ use crate::error::{codes, Code, DriverError};
 pub(crate) struct LaunchArgs {
     /// Buffers as addresses, scalars by value.
     pub(crate) raw: Vec<u64>,
+    /// Per argument: bytes from the address to the end of its allocation; 0 for a scalar.
+    pub(crate) bytes: Vec<u64>,
     /// Every buffer an argument points into (kept alive by the queued op).
     pub(crate) buffers: Vec<Arc<DeviceBuffer>>,
     /// The first output buffer and the argument's offset into it.
@@ -29,7 +37,10 @@ pub(crate) fn resolve_args(ctx: &Context, args: &[KernelArg]) -> DriverResult<La
     let mut out = LaunchArgs::default();
     for arg in args {
         match *arg {
-            KernelArg::Scalar(v) => out.raw.push(v),
+            KernelArg::Scalar(v) => {
+                out.raw.push(v);
+                out.bytes.push(0);
+            }
             KernelArg::Input(p) | KernelArg::Output(p) => {
                 let Some((buf, offset)) = ctx.memory.find(p) else {
                     tracing::warn!(
@@ -42,11 +53,17 @@ pub(crate) fn resolve_args(ctx: &Context, args: &[KernelArg]) -> DriverResult<La
                     out.first_output = Some((Arc::clone(&buf), offset));
                 }
                 out.raw.push(p.0);
+                out.bytes.push(remaining(&buf, offset));
                 out.buffers.push(buf);
             }
         }
     }
     Ok(out)
+}
+
+/// Bytes of `buf` from `offset` to its end (`offset` is inside it).
+fn remaining(buf: &DeviceBuffer, offset: usize) -> u64 {
+    u64::try_from(buf.size().saturating_sub(offset)).unwrap_or(u64::MAX)
 }
 
 /// Counts the launch in the card file; returns the case launch number (0 for internal launches)

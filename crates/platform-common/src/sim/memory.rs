@@ -3,8 +3,10 @@
 //! This file owns allocations and the map from device addresses to them. Buffers are words of
 //! `AtomicU64`, so the host side copies in and out without `unsafe` while kernels on AICore
 //! threads read and write the same memory through the addresses they are given. A queued op holds
-//! its buffers alive, so freeing memory never pulls it from under a running kernel. It never
-//! decides whether a call may allocate (the sticky rules are the driver's).
+//! its buffers alive, so freeing memory never pulls it from under a running kernel. Each context
+//! has the card's capacity ([`super::SimConfig::card_memory`]): an allocation past what is left,
+//! or one the host cannot back (`try_reserve`), is refused rather than aborting the process. It
+//! never decides whether a call may allocate (the sticky rules are the driver's).
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -20,13 +22,26 @@ pub(crate) struct DeviceBuffer {
 }
 
 impl DeviceBuffer {
-    /// A zeroed buffer of `size` bytes (rounded up to whole words inside).
+    /// A zeroed buffer of `size` bytes (rounded up to whole words inside). For small fixed sizes;
+    /// allocations a caller sizes go through [`Self::try_new`].
     pub(crate) fn new(size: usize) -> Self {
         let words = size.div_ceil(8);
         Self {
             words: (0..words).map(|_| AtomicU64::new(0)).collect(),
             size,
         }
+    }
+
+    /// A zeroed buffer of `size` bytes, or `None` when the host cannot allocate it.
+    pub(crate) fn try_new(size: usize) -> Option<Self> {
+        let words = size.div_ceil(8);
+        let mut v: Vec<AtomicU64> = Vec::new();
+        v.try_reserve_exact(words).ok()?;
+        v.extend((0..words).map(|_| AtomicU64::new(0)));
+        Some(Self {
+            words: v.into_boxed_slice(),
+            size,
+        })
     }
 
     /// The buffer's device address.
@@ -77,23 +92,62 @@ impl DeviceBuffer {
     }
 }
 
-/// The live allocations of one context, by address.
-#[derive(Debug, Default)]
+/// Why an allocation was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AllocError {
+    /// More than the card has left.
+    OverCapacity {
+        /// Bytes asked for.
+        size: usize,
+        /// Bytes the card has left.
+        left: u64,
+    },
+    /// The host could not back it.
+    Host,
+}
+
+/// The live allocations of one context, by address, and how much of the card they use.
+#[derive(Debug)]
 pub(crate) struct Memory {
     buffers: BTreeMap<u64, Arc<DeviceBuffer>>,
+    capacity: u64,
+    used: u64,
 }
 
 impl Memory {
-    /// Allocates `size` bytes.
-    pub(crate) fn alloc(&mut self, size: usize) -> Arc<DeviceBuffer> {
-        let buf = Arc::new(DeviceBuffer::new(size));
+    /// No allocations, on a card of `capacity` bytes.
+    pub(crate) fn new(capacity: u64) -> Self {
+        Self {
+            buffers: BTreeMap::new(),
+            capacity,
+            used: 0,
+        }
+    }
+
+    /// Allocates `size` bytes, within the card's capacity.
+    pub(crate) fn alloc(&mut self, size: usize) -> Result<Arc<DeviceBuffer>, AllocError> {
+        let left = self.capacity.saturating_sub(self.used);
+        let want = u64::try_from(size).unwrap_or(u64::MAX);
+        if want > left {
+            return Err(AllocError::OverCapacity { size, left });
+        }
+        let buf = Arc::new(DeviceBuffer::try_new(size).ok_or(AllocError::Host)?);
         self.buffers.insert(buf.addr(), Arc::clone(&buf));
-        buf
+        self.used += want;
+        Ok(buf)
     }
 
     /// Frees the allocation starting at `ptr`; false when there is none.
     pub(crate) fn free(&mut self, ptr: DevicePtr) -> bool {
-        self.buffers.remove(&ptr.0).is_some()
+        match self.buffers.remove(&ptr.0) {
+            Some(buf) => {
+                self.used = self
+                    .used
+                    .saturating_sub(u64::try_from(buf.size()).unwrap_or(u64::MAX));
+                true
+            }
+            None => false,
+        }
     }
 
     /// The allocation containing `ptr`, with `ptr`'s offset into it.
@@ -106,6 +160,7 @@ impl Memory {
     /// Drops every allocation (a reset).
     pub(crate) fn clear(&mut self) {
         self.buffers.clear();
+        self.used = 0;
     }
 
     /// How many allocations are live.
@@ -120,8 +175,8 @@ mod tests {
 
     #[test]
     fn copies_round_trip_at_any_offset() {
-        let mut m = Memory::default();
-        let b = m.alloc(13);
+        let mut m = Memory::new(1 << 20);
+        let b = m.alloc(13).unwrap();
         assert!(b.write(3, &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]));
         let mut out = [0u8; 13];
         assert!(b.read(0, &mut out));
@@ -132,5 +187,34 @@ mod tests {
         assert!(m.find(DevicePtr(b.addr() + 13)).is_none());
         assert!(m.free(DevicePtr(b.addr())));
         assert!(m.find(DevicePtr(b.addr())).is_none());
+    }
+}
+
+#[cfg(test)]
+mod capacity_tests {
+    use super::*;
+
+    #[test]
+    fn allocations_stay_within_the_capacity_and_frees_give_it_back() {
+        let mut m = Memory::new(100);
+        let a = m.alloc(60).unwrap();
+        assert_eq!(
+            m.alloc(41).unwrap_err(),
+            AllocError::OverCapacity { size: 41, left: 40 }
+        );
+        let b = m.alloc(40).unwrap();
+        assert!(m.free(DevicePtr(a.addr())));
+        m.alloc(60).unwrap();
+        m.clear();
+        m.alloc(100).unwrap();
+        drop(b);
+    }
+
+    #[test]
+    fn what_the_host_cannot_back_is_refused_not_aborted() {
+        let mut m = Memory::new(u64::MAX);
+        assert_eq!(m.alloc(1 << 62).unwrap_err(), AllocError::Host);
+        assert_eq!(m.alloc(usize::MAX).unwrap_err(), AllocError::Host);
+        assert_eq!(m.len(), 0);
     }
 }

@@ -4,8 +4,15 @@
 //! What it owns: per-card state shared by every process (a JSON file per card under
 //! [`SimConfig::root`], changed only under `flock`: reset generation, installed faults, the run's
 //! counters), per-process contexts in a [`SimDriver`] value (streams with worker threads, memory
-//! that is real host memory, registered kernel blobs run on simulated AICore threads, the sticky
-//! error), the op-execute reaper, and the fault plan ([`FaultPlan`]) with its grammar.
+//! that is real host memory within the card's capacity, registered kernel blobs run on simulated
+//! AICore threads, the sticky error), the op-execute reaper, and the fault plan ([`FaultPlan`])
+//! with its grammar.
+//!
+//! Bounds: a buffer argument must point into a live allocation (else the launch fails 100000);
+//! the kernel gets each buffer's bytes to the end of its allocation and refuses sizes that do not
+//! fit (`CG_KERNEL_BAD_ARGS`), which fails the op with 507015 and poisons the context, the
+//! faithful model of an out-of-bounds AICore access on a card. What the driver was asked is
+//! counted per call ([`SimStats::calls_of`]).
 //!
 //! What it never does: it never decides what a fault means to a test run (the runner does), never
 //! takes a lease (force reset is handed one), and never changes the process environment.
@@ -32,9 +39,9 @@ mod stats;
 mod stream;
 
 pub use card_file::{card_state, start_run, CardCounters, CardState};
-pub use config::{SimConfig, DEFAULT_CARDS, ENV_SIM_CARDS, ENV_SIM_ROOT};
+pub use config::{SimConfig, DEFAULT_CARDS, DEFAULT_CARD_MEMORY, ENV_SIM_CARDS, ENV_SIM_ROOT};
 pub use context::sticky_code;
 pub use driver::{CurrentDevice, SimDriver};
 pub use error::SimError;
 pub use plan::{CardSel, Fault, FaultPlan, FaultPlanError, FaultRule, PlanErrorKind, ENV_SIM_FAULTS};
-pub use stats::SimStats;
+pub use stats::{CallCounts, SimStats};

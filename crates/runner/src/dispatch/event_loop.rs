@@ -5,12 +5,23 @@
 //!   waits for the dispatcher between classes; retries go to the front of the queue.
 //! - Verdicts: a device-runtime failure, a crash or a timeout is retried up to `--retries` times;
 //!   a result mismatch, a usage or infrastructure error never is.
-//! - Per-case timeout: SIGTERM to the lane's process group, then SIGKILL after a grace period.
-//! - After every lane exit: the running case (if any) gets a `crashed` / `timed_out` attempt, the
-//!   sink is read and deleted, its selectors re-run in a fresh lane on the same card (no sink),
-//!   everything else unfinished goes back to the queue. A fresh lane that cannot recover either
-//!   quarantines its card; no healthy card left ends the remaining cases `failed`
+//! - Time: a running case may take `--case-timeout`; a lane with work outstanding but no case
+//!   running (building, switching or retiring a worker) may stay silent as long (the watchdog,
+//!   measured from its last message or from the assignment that gave an idle lane work); a lane
+//!   told to close may take the close timeout. Past a deadline the lane's process group gets
+//!   SIGTERM, then SIGKILL after a grace period (a late close: SIGKILL at once).
+//! - After every lane exit: the running case (if any) gets a `crashed` / `timed_out` attempt (a
+//!   watchdog kill: the next outstanding case gets the `timed_out` attempt), the sink is read and
+//!   deleted, its selectors re-run in a fresh lane on the same card (no sink), everything else
+//!   unfinished goes back to the queue. A lane that exits 0 with work unfinished died as much as
+//!   one that crashed. A fresh lane that cannot recover either quarantines its card; so does a
+//!   second multi-card lane that cannot init the same card (a card's init failure is filed under
+//!   that card, whichever lane saw it); no healthy card left ends the remaining cases `failed`
 //!   (infrastructure).
+//! - `fresh_process` is recorded on a card when a lane starts there after an unclean exit or to
+//!   re-run a poison sink, never for an ordinary lane after a clean one.
+//! - Health events carry the time they happened in the lane (their Unix time, made relative to
+//!   the run's start), not the time they were read.
 //!
 //! It never runs a case and never writes a file itself (the [`Reporter`] does).
 
@@ -20,19 +31,21 @@ use std::time::{Duration, Instant};
 
 use platform_common::health::{HealthEvent, HealthEventKind};
 use platform_common::{DeviceId, DeviceLease, FailureClass};
-use rustix::process::Signal;
 
+use super::kill::{KillReason, Termination};
 use super::lane_proc::{LaneCommand, LaneEvent, LaneId, LaneProc};
 use super::work::{Unit, Work};
 use crate::protocol::{FromLane, ToLane, EXIT_NEEDS_FRESH_PROCESS};
-use crate::report::model::{AttemptOutcome, ErrorReport, Event, HealthKind, HealthRecord, LaneStatus};
+use crate::report::model::{
+    AttemptOutcome, ErrorReport, Event, HealthKind, HealthRecord, LaneStatus, WorkerAction,
+};
 use crate::report::{ReportError, Reporter};
 use crate::select::Selector;
 use crate::sink::Sink;
 
 /// Units a regular lane holds at once (one running, one waiting in its pipe).
 pub const BATCHES_IN_FLIGHT: usize = 2;
-/// Time between SIGTERM and SIGKILL of a lane that exceeded the case timeout.
+/// Time between SIGTERM and SIGKILL of a lane that exceeded the case timeout (or the watchdog).
 pub const KILL_GRACE: Duration = Duration::from_secs(2);
 /// Lane deaths in a row (no case finished in between) after which a card is quarantined.
 pub const MAX_LANE_DEATHS: u32 = 4;
@@ -67,11 +80,11 @@ struct Card {
     lane: Option<LaneId>,
     quarantined: bool,
     deaths: u32,
-}
-
-struct Kill {
-    sigkill_at: Instant,
-    sent_kill: bool,
+    /// Why the next lane started on this card is a fresh process (an unclean exit, a poison-sink
+    /// re-run): recorded as `fresh_process` when that lane starts, then cleared.
+    replacement: Option<String>,
+    /// Multi-card lanes that could not init this card (the second one quarantines it).
+    multi_init_failures: u32,
 }
 
 struct Lane {
@@ -82,8 +95,14 @@ struct Lane {
     outstanding: VecDeque<usize>,
     batches: VecDeque<usize>,
     running: Option<(usize, Instant)>,
-    kill: Option<Kill>,
-    init_failed: bool,
+    kill: Option<Termination>,
+    /// When the lane last sent a message, or (idle until then) was given work: the watchdog's
+    /// base.
+    heard: Instant,
+    /// When its stdin was closed: it should exit by `close_timeout`.
+    closed_at: Option<Instant>,
+    /// Cards (indices) whose worker failed to init in this lane.
+    init_failed: Vec<usize>,
     alive: bool,
     /// A lane holding several cards for the multi-card phase.
     multi: bool,
@@ -134,6 +153,8 @@ impl Dispatcher {
                 lane: None,
                 quarantined: false,
                 deaths: 0,
+                replacement: None,
+                multi_init_failures: 0,
             })
             .collect();
         Self {
@@ -159,8 +180,8 @@ impl Dispatcher {
         loop {
             if self.work.all_done() && self.finishing.is_none() {
                 self.finishing = Some(Instant::now());
-                for l in &mut self.lanes {
-                    l.proc_.close();
+                for id in 0..self.lanes.len() {
+                    self.close_lane(id);
                 }
             }
             if !self.work.all_done() && self.cards.iter().all(|c| c.quarantined) {
@@ -218,6 +239,11 @@ impl Dispatcher {
         self.reporter.elapsed_ms()
     }
 
+    /// A lane's event time (ms since the Unix epoch) as ms since the run started.
+    fn event_ms(&self, unix_ms: u64) -> u64 {
+        self.reporter.run_ms_of_unix(unix_ms)
+    }
+
     fn health(&mut self, card: usize, record: HealthRecord) {
         let device = self.cards[card].device;
         let at_ms = record.at_ms;
@@ -230,7 +256,10 @@ impl Dispatcher {
 
     // ----- lanes -----
 
-    fn spawn(&mut self, card: usize, start: Start, why: Option<String>) {
+    /// Starts a lane on `card` (and, for the multi-card phase, its extra cards). A card whose
+    /// previous lane ended uncleanly (or that re-runs a poison sink) records `fresh_process` with
+    /// the reason its [`Card::replacement`] holds.
+    fn spawn(&mut self, card: usize, start: Start) {
         let device = self.cards[card].device;
         let sink = match start {
             Start::Regular => match Sink::create(&self.settings.sink_dir, device) {
@@ -276,13 +305,19 @@ impl Dispatcher {
         tracing::debug!(device, pid, "lane started");
         let at_ms = self.now_ms();
         self.record(Event::LaneStarted { at_ms, device, pid });
-        if let Some(why) = why {
-            self.health(
-                card,
-                HealthRecord::new(HealthKind::FreshProcess, at_ms)
-                    .with_pid(pid)
-                    .with_detail(why),
-            );
+        let mut held = vec![card];
+        if let Start::Multi(extra, _) = &start {
+            held.extend(extra.iter().copied());
+        }
+        for c in held {
+            if let Some(why) = self.cards[c].replacement.take() {
+                self.health(
+                    c,
+                    HealthRecord::new(HealthKind::FreshProcess, at_ms)
+                        .with_pid(pid)
+                        .with_detail(why),
+                );
+            }
         }
         self.lanes.push(Lane {
             card,
@@ -293,7 +328,9 @@ impl Dispatcher {
             batches: VecDeque::new(),
             running: None,
             kill: None,
-            init_failed: false,
+            heard: Instant::now(),
+            closed_at: None,
+            init_failed: Vec::new(),
             alive: true,
             multi: matches!(start, Start::Multi(..)),
         });
@@ -319,9 +356,11 @@ impl Dispatcher {
             return false;
         }
         let mut waiting = false;
-        for l in self.lanes.iter_mut().filter(|l| l.alive) {
-            l.proc_.close();
-            waiting = true;
+        for id in 0..self.lanes.len() {
+            if self.lanes[id].alive {
+                self.close_lane(id);
+                waiting = true;
+            }
         }
         if waiting {
             return false;
@@ -333,9 +372,16 @@ impl Dispatcher {
         let cases = self.work.take_multi();
         if healthy.len() < need || self.multi_deaths >= MAX_LANE_DEATHS {
             let reason = if healthy.len() < need {
+                let out: Vec<String> = self
+                    .cards
+                    .iter()
+                    .filter(|c| c.quarantined)
+                    .map(|c| c.device.to_string())
+                    .collect();
                 format!(
-                    "needs {need} healthy cards, only {} left after quarantine",
-                    healthy.len()
+                    "needs {need} healthy cards, only {} left: card(s) {} quarantined",
+                    healthy.len(),
+                    out.join(", ")
                 )
             } else {
                 format!("{MAX_LANE_DEATHS} multi-card lane processes in a row died")
@@ -353,7 +399,7 @@ impl Dispatcher {
             self.last_verdict = Some(Instant::now());
             return true;
         }
-        self.spawn(healthy[0], Start::Multi(healthy[1..need].to_vec(), cases), None);
+        self.spawn(healthy[0], Start::Multi(healthy[1..need].to_vec(), cases));
         false
     }
 
@@ -370,9 +416,7 @@ impl Dispatcher {
             if c.quarantined || c.lane.is_some() {
                 continue;
             }
-            let why = (c.deaths > 0 || self.lanes.iter().any(|l| l.card == card))
-                .then(|| "replacement lane: the previous lane process on this card is gone".to_owned());
-            self.spawn(card, Start::Regular, why);
+            self.spawn(card, Start::Regular);
         }
     }
 
@@ -380,6 +424,10 @@ impl Dispatcher {
         self.batch_seq += 1;
         let cases: Vec<String> = unit.cases.iter().map(|&i| self.work.case(i).id.clone()).collect();
         let l = &mut self.lanes[lane];
+        if l.outstanding.is_empty() {
+            // An idle lane's watchdog starts with its work.
+            l.heard = Instant::now();
+        }
         l.outstanding.extend(unit.cases.iter().copied());
         l.batches.push_back(unit.cases.len());
         l.proc_.send(&ToLane::Run {
@@ -395,7 +443,7 @@ impl Dispatcher {
         l.alive
             && !l.fresh
             && !l.multi
-            && !l.proc_.is_closed()
+            && l.closed_at.is_none()
             && l.kill.is_none()
             && l.batches.len() < BATCHES_IN_FLIGHT
             && !self.cards[l.card].quarantined
@@ -426,7 +474,26 @@ impl Dispatcher {
 
     // ----- events from lanes -----
 
+    /// Closes a lane's stdin (it finishes, closes its workers and exits) and starts its close
+    /// deadline.
+    fn close_lane(&mut self, lane: LaneId) {
+        let l = &mut self.lanes[lane];
+        if l.alive && l.closed_at.is_none() {
+            l.proc_.close();
+            l.closed_at = Some(Instant::now());
+        }
+    }
+
+    /// The card index of `device`, else the lane's own card.
+    fn card_of(&self, lane: LaneId, device: DeviceId) -> usize {
+        self.cards
+            .iter()
+            .position(|c| c.device == device)
+            .unwrap_or(self.lanes[lane].card)
+    }
+
     fn on_msg(&mut self, lane: LaneId, msg: FromLane) {
+        self.lanes[lane].heard = Instant::now();
         match msg {
             FromLane::Ready { pid } => tracing::trace!(lane, pid, "lane ready"),
             FromLane::Started { case } => self.on_started(lane, &case),
@@ -437,13 +504,22 @@ impl Dispatcher {
                 error,
             } => self.on_finished(lane, &case, outcome, duration_us / 1000, error),
             FromLane::Health { event } => self.on_health(lane, &event),
-            FromLane::InitFailed { runtime, error } => {
-                self.lanes[lane].init_failed = true;
-                let card = self.lanes[lane].card;
+            FromLane::InitFailed {
+                device,
+                runtime,
+                error,
+            } => {
+                let card = self.card_of(lane, device);
+                if !self.lanes[lane].init_failed.contains(&card) {
+                    self.lanes[lane].init_failed.push(card);
+                }
                 let pid = self.lanes[lane].proc_.pid;
                 let mut r = HealthRecord::new(HealthKind::InitFailed, self.now_ms())
                     .with_pid(pid)
-                    .with_detail(format!("init of runtime {runtime} failed: {}", error.message));
+                    .with_detail(format!(
+                        "init of runtime {runtime} on card {device} failed: {}",
+                        error.message
+                    ));
                 if let Some(code) = error.code {
                     r = r.with_code(code);
                 }
@@ -452,11 +528,28 @@ impl Dispatcher {
                 }
                 self.health(card, r);
             }
+            FromLane::Worker {
+                device,
+                runtime,
+                action,
+            } => self.on_worker(lane, device, runtime, action),
             FromLane::Escalating { reason, cases } => {
                 let device = self.cards[self.lanes[lane].card].device;
                 tracing::warn!(device, cases, "lane escalates to a fresh process: {reason}");
             }
         }
+    }
+
+    fn on_worker(&mut self, lane: LaneId, device: DeviceId, runtime: String, action: WorkerAction) {
+        let pid = self.lanes[lane].proc_.pid;
+        let at_ms = self.now_ms();
+        self.record(Event::Worker {
+            at_ms,
+            device,
+            pid,
+            runtime,
+            action,
+        });
     }
 
     fn case_index(&self, lane: LaneId, id: &str) -> Option<usize> {
@@ -505,10 +598,10 @@ impl Dispatcher {
         let pid = l.proc_.pid;
         self.cards[card].deaths = 0;
         self.attempt_ended(i, card, pid, outcome, duration_ms, error);
-        let l = &mut self.lanes[lane];
+        let l = &self.lanes[lane];
         if (l.fresh || l.multi) && l.outstanding.is_empty() {
             // The fresh lane's one bounded pass (or the multi-card phase) is done.
-            l.proc_.close();
+            self.close_lane(lane);
         }
         self.refill_all();
     }
@@ -528,10 +621,7 @@ impl Dispatcher {
         c.attempts += 1;
         let attempt = c.attempts;
         let id = c.id.clone();
-        let retryable = outcome.is_failure()
-            && error
-                .as_ref()
-                .is_some_and(|e| e.class == FailureClass::DeviceRuntime);
+        let retryable = retryable(outcome, error.as_ref());
         let at_ms = self.now_ms();
         self.record(Event::CaseFinished {
             at_ms,
@@ -561,15 +651,11 @@ impl Dispatcher {
     }
 
     fn on_health(&mut self, lane: LaneId, ev: &HealthEvent) {
+        let card = self.card_of(lane, ev.device);
         let l = &self.lanes[lane];
-        let card = self
-            .cards
-            .iter()
-            .position(|c| c.device == ev.device)
-            .unwrap_or(l.card);
         let pid = l.proc_.pid;
         let case = l.running.map(|(i, _)| self.work.case(i).id.clone());
-        let at_ms = self.now_ms();
+        let at_ms = self.event_ms(ev.unix_ms);
         let mut r = match ev.kind {
             HealthEventKind::Poisoned => {
                 HealthRecord::poisoned(at_ms, ev.code.map_or(0, |c| c.raw), case.as_deref())
@@ -579,7 +665,13 @@ impl Dispatcher {
                 attempt,
                 rc,
                 duration_ms,
-            } => HealthRecord::force_reset(at_ms, attempt, rc, duration_ms),
+            } => {
+                // `rc` is absent when the reset failed outside the ACL code space (its code is
+                // then recorded below, from the event's code).
+                let mut r = HealthRecord::force_reset(at_ms, attempt, 0, duration_ms);
+                r.rc = rc;
+                r
+            }
             HealthEventKind::Probe { attempt, ok } => {
                 let mut r = HealthRecord::probe(at_ms, ok);
                 r.attempt = Some(attempt);
@@ -617,10 +709,14 @@ impl Dispatcher {
         let pid = l.proc_.pid;
         let fresh = l.fresh;
         let multi = l.multi;
-        let timed_out = l.kill.is_some();
-        let init_failed = l.init_failed;
+        let kill = l.kill.take().map(|k| k.reason);
+        let init_failed = std::mem::take(&mut l.init_failed);
         let running = l.running.take();
+        let heard = l.heard;
         let sink = l.sink.take();
+        // Exit 0 with work unfinished is no clean end: the lane died as much as a crashed one.
+        let unfinished = running.is_some() || !l.outstanding.is_empty();
+        let clean = status == LaneStatus::Exited(0) && !unfinished;
         if self.cards[card].lane == Some(lane) {
             self.cards[card].lane = None;
         }
@@ -632,39 +728,56 @@ impl Dispatcher {
             pid,
             status,
         });
-        let clean = status == LaneStatus::Exited(0);
+        let timeout_secs = self.settings.case_timeout.as_secs_f64();
         if let Some((i, since)) = running {
             take_outstanding(&mut self.lanes[lane], i);
             let duration_ms = u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX);
-            let (outcome, message) = if timed_out {
-                (
+            let (outcome, message) = match kill {
+                Some(KillReason::CaseTimeout | KillReason::Watchdog) => (
                     AttemptOutcome::TimedOut,
-                    format!(
-                        "exceeded --case-timeout of {} s; lane pid {pid} was killed",
-                        self.settings.case_timeout.as_secs_f64()
-                    ),
-                )
-            } else {
-                (
+                    format!("exceeded --case-timeout of {timeout_secs} s; lane pid {pid} was killed"),
+                ),
+                _ => (
                     AttemptOutcome::Crashed,
                     format!("lane pid {pid} died ({status}) while running the case"),
-                )
+                ),
             };
             let error = ErrorReport::new(FailureClass::DeviceRuntime, message);
             self.attempt_ended(i, card, pid, outcome, duration_ms, Some(error));
+        } else if kill == Some(KillReason::Watchdog) {
+            // Stuck outside a case (building, switching or retiring a worker) with this case next:
+            // it pays the timed-out attempt, as a case that hung would.
+            if let Some(&i) = self.lanes[lane].outstanding.front() {
+                take_outstanding(&mut self.lanes[lane], i);
+                let duration_ms = u64::try_from(heard.elapsed().as_millis()).unwrap_or(u64::MAX);
+                let message = format!(
+                    "lane pid {pid} sent nothing for --case-timeout ({timeout_secs} s) outside a case \
+                     (building, switching or retiring a worker) with this case next; it was killed"
+                );
+                let error = ErrorReport::new(FailureClass::DeviceRuntime, message);
+                self.attempt_ended(i, card, pid, AttemptOutcome::TimedOut, duration_ms, Some(error));
+            }
         }
         // The sink is read after every exit, timeouts and crashes included.
         let had_sink = sink.is_some();
-        let records = sink.map(Sink::take).unwrap_or_default();
+        let contents = sink.map(Sink::take).unwrap_or_default();
         let outstanding: Vec<usize> = self.lanes[lane].outstanding.drain(..).collect();
         self.lanes[lane].batches.clear();
         let mut from_sink: Vec<usize> = Vec::new();
         if had_sink {
-            let selectors: Vec<String> = records.iter().map(|r| r.selector.clone()).collect();
+            if !contents.malformed_lines.is_empty() {
+                tracing::warn!(
+                    device,
+                    lines = ?contents.malformed_lines,
+                    "skipped malformed poison-sink lines"
+                );
+            }
+            let selectors: Vec<String> = contents.records.iter().map(|r| r.selector.clone()).collect();
             self.record(Event::SinkRead {
                 at_ms,
                 device,
                 selectors: selectors.clone(),
+                malformed_lines: contents.malformed_lines,
             });
             for s in &selectors {
                 match s.parse::<Selector>() {
@@ -692,7 +805,26 @@ impl Dispatcher {
             if !clean {
                 self.multi_deaths += 1;
             }
-        } else if fresh && (status == LaneStatus::Exited(EXIT_NEEDS_FRESH_PROCESS) || init_failed) {
+            // A card's init failure is that card's: the next multi-card lane is its fresh
+            // process, and a second failure quarantines it (the fresh-process rule of a
+            // single-card lane).
+            for c in init_failed {
+                let d = self.cards[c].device;
+                if self.cards[c].multi_init_failures > 0 {
+                    self.quarantine(
+                        c,
+                        &format!("a fresh multi-card lane could not init card {d} either ({status})"),
+                    );
+                } else {
+                    self.cards[c].multi_init_failures += 1;
+                    self.cards[c].replacement = Some(format!(
+                        "fresh multi-card lane: the previous one (pid {pid}) could not init card {d} \
+                         ({status})"
+                    ));
+                }
+            }
+        } else if fresh && (status == LaneStatus::Exited(EXIT_NEEDS_FRESH_PROCESS) || !init_failed.is_empty())
+        {
             self.work.requeue(&outstanding);
             self.quarantine(
                 card,
@@ -700,14 +832,22 @@ impl Dispatcher {
             );
         } else if !from_sink.is_empty() {
             self.work.requeue(&others);
-            let why = format!(
-                "fresh process re-runs {} case(s) from the poison sink ({status})",
+            self.cards[card].replacement = Some(format!(
+                "fresh process re-runs {} case(s) from the poison sink of lane pid {pid} ({status})",
                 from_sink.len()
-            );
-            self.spawn(card, Start::Fresh(from_sink), Some(why));
+            ));
+            self.spawn(card, Start::Fresh(from_sink));
         } else {
             self.work.requeue(&outstanding);
             if !clean {
+                let unfinished = if status == LaneStatus::Exited(0) {
+                    format!(" with {} case(s) unfinished", outstanding.len())
+                } else {
+                    String::new()
+                };
+                self.cards[card].replacement = Some(format!(
+                    "replacement lane: lane pid {pid} ended ({status}){unfinished}"
+                ));
                 self.cards[card].deaths += 1;
                 if self.cards[card].deaths >= MAX_LANE_DEATHS {
                     self.quarantine(
@@ -756,60 +896,73 @@ impl Dispatcher {
 
     // ----- time -----
 
+    /// When `l` must have done something: its SIGKILL after a grace period, its running case's
+    /// timeout, its watchdog (work outstanding, no case running), or its close deadline.
+    fn lane_deadline(&self, l: &Lane) -> Option<Instant> {
+        if let Some(k) = &l.kill {
+            return k.deadline();
+        }
+        if let Some((_, since)) = l.running {
+            return Some(since + self.settings.case_timeout);
+        }
+        if !l.outstanding.is_empty() {
+            return Some(l.heard + self.settings.case_timeout);
+        }
+        l.closed_at.map(|c| c + self.settings.close_timeout)
+    }
+
     fn next_deadline(&self) -> Option<Instant> {
-        let mut next: Option<Instant> = None;
-        let mut consider = |t: Instant| next = Some(next.map_or(t, |n| n.min(t)));
-        for l in self.lanes.iter().filter(|l| l.alive) {
-            match &l.kill {
-                Some(k) if !k.sent_kill => consider(k.sigkill_at),
-                Some(_) => {}
-                None => {
-                    if let Some((_, since)) = l.running {
-                        consider(since + self.settings.case_timeout);
-                    }
-                }
-            }
-        }
-        if let Some(f) = self.finishing {
-            consider(f + self.settings.close_timeout);
-        }
-        next
+        self.lanes
+            .iter()
+            .filter(|l| l.alive)
+            .filter_map(|l| self.lane_deadline(l))
+            .min()
     }
 
     fn check_deadlines(&mut self) {
         let now = Instant::now();
-        let timeout = self.settings.case_timeout;
-        let closing_late = self
-            .finishing
-            .is_some_and(|f| now >= f + self.settings.close_timeout);
-        for l in self.lanes.iter_mut().filter(|l| l.alive) {
-            match &mut l.kill {
-                None => {
-                    let late = l.running.is_some_and(|(_, since)| now >= since + timeout);
-                    if late {
-                        tracing::warn!(pid = l.proc_.pid, "case timeout: terminating the lane");
-                        l.proc_.signal(Signal::Term);
-                        l.kill = Some(Kill {
-                            sigkill_at: now + KILL_GRACE,
-                            sent_kill: false,
-                        });
-                    } else if closing_late {
-                        tracing::warn!(pid = l.proc_.pid, "lane did not close in time: killing it");
-                        l.proc_.signal(Signal::Kill);
-                        l.kill = Some(Kill {
-                            sigkill_at: now,
-                            sent_kill: true,
-                        });
-                    }
-                }
-                Some(k) if !k.sent_kill && now >= k.sigkill_at => {
-                    l.proc_.signal(Signal::Kill);
-                    k.sent_kill = true;
-                }
-                Some(_) => {}
+        for id in 0..self.lanes.len() {
+            if !self.lanes[id].alive {
+                continue;
             }
+            let due = self.lane_deadline(&self.lanes[id]).is_some_and(|d| now >= d);
+            let l = &mut self.lanes[id];
+            if let Some(k) = &mut l.kill {
+                if k.poll(now) {
+                    tracing::warn!(
+                        pid = l.proc_.pid,
+                        "lane still alive after the grace period: SIGKILL"
+                    );
+                }
+                continue;
+            }
+            if !due {
+                continue;
+            }
+            let pid = l.proc_.pid;
+            let (reason, grace) = if l.running.is_some() {
+                tracing::warn!(pid, "case timeout: terminating the lane");
+                (KillReason::CaseTimeout, KILL_GRACE)
+            } else if !l.outstanding.is_empty() {
+                tracing::warn!(
+                    pid,
+                    "lane silent for --case-timeout outside a case with work outstanding: terminating it"
+                );
+                (KillReason::Watchdog, KILL_GRACE)
+            } else {
+                tracing::warn!(pid, "lane did not close in time: killing it");
+                (KillReason::CloseLate, Duration::ZERO)
+            };
+            l.kill = Some(Termination::begin(pid, reason, now, grace));
         }
     }
+}
+
+/// Whether a failed attempt is retried: only a device-class failure (a device-runtime error; a
+/// crash or a timeout of the lane is filed as one). A result mismatch, a usage or an
+/// infrastructure error never is, nor is a pass or a skip.
+pub(crate) fn retryable(outcome: AttemptOutcome, error: Option<&ErrorReport>) -> bool {
+    outcome.is_failure() && error.is_some_and(|e| e.class == FailureClass::DeviceRuntime)
 }
 
 fn take_outstanding(l: &mut Lane, i: usize) {
@@ -820,6 +973,40 @@ fn take_outstanding(l: &mut Lane, i: usize) {
         }
         while l.batches.front() == Some(&0) {
             l.batches.pop_front();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(class: FailureClass) -> ErrorReport {
+        ErrorReport::new(class, "x")
+    }
+
+    #[test]
+    fn only_device_class_failures_are_retried() {
+        use AttemptOutcome as A;
+        for outcome in [A::Failed, A::TimedOut, A::Crashed] {
+            assert!(
+                retryable(outcome, Some(&err(FailureClass::DeviceRuntime))),
+                "{outcome}"
+            );
+            for class in [
+                FailureClass::Result,
+                FailureClass::Usage,
+                FailureClass::Infrastructure,
+            ] {
+                assert!(!retryable(outcome, Some(&err(class))), "{outcome} {class}");
+            }
+            assert!(!retryable(outcome, None), "{outcome} without an error");
+        }
+        for outcome in [A::Passed, A::Skipped] {
+            assert!(
+                !retryable(outcome, Some(&err(FailureClass::DeviceRuntime))),
+                "{outcome}"
+            );
         }
     }
 }

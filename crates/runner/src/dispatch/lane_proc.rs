@@ -2,7 +2,8 @@
 //! lease handed down, its sink named or not), writing assignments, and one reader thread per lane
 //! feeding its events into the dispatcher's channel.
 //!
-//! This file owns the child process plumbing. It never interprets an event (the event loop does).
+//! This file owns the child process plumbing. It never interprets an event (the event loop does)
+//! and never signals a lane (`kill` does).
 
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Write};
@@ -12,7 +13,6 @@ use std::process::{ChildStdin, Command, Stdio};
 use std::sync::mpsc::Sender;
 
 use platform_common::{DeviceId, DeviceLease};
-use rustix::process::{kill_process_group, Pid, Signal};
 
 use crate::protocol::{FromLane, ToLane, ENV_POISON_SINK, LANE_FLAG};
 use crate::report::model::LaneStatus;
@@ -136,20 +136,5 @@ impl LaneProc {
     /// Closes the lane's stdin: it finishes what it has, closes its pool and exits.
     pub fn close(&mut self) {
         self.stdin = None;
-    }
-
-    /// Whether stdin was closed.
-    pub fn is_closed(&self) -> bool {
-        self.stdin.is_none()
-    }
-
-    /// Sends `sig` to the lane's whole process group.
-    pub fn signal(&self, sig: Signal) {
-        let Some(pid) = i32::try_from(self.pid).ok().and_then(Pid::from_raw) else {
-            return;
-        };
-        if let Err(e) = kill_process_group(pid, sig) {
-            tracing::debug!(pid = self.pid, ?sig, "cannot signal the lane's group: {e}");
-        }
     }
 }

@@ -1,8 +1,10 @@
 //! Taking the run's cards: every lease first, held for the whole run.
 //!
 //! This file owns `--devices LIST|auto` and `--device-num N`: named cards must all be free (a taken
-//! one is a usage error naming its holder); `auto` takes the first N free cards. It never starts a
-//! lane.
+//! one is a usage error naming its holder); `auto` takes the first N free cards, or without
+//! `--device-num` on real cards every free card (an error naming the holders only when none is
+//! free). A range is checked before it is expanded, so a huge one is a usage error, never an
+//! allocation. It never starts a lane.
 
 use std::fmt;
 use std::str::FromStr;
@@ -18,6 +20,10 @@ pub enum DeviceSpec {
     /// Exactly these cards, in this order.
     List(Vec<DeviceId>),
 }
+
+/// The widest range a `--devices` list may name (no host has more cards); checked before the
+/// range is expanded.
+pub const MAX_RANGE_CARDS: u32 = 1024;
 
 /// A `--devices` value that cannot be parsed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -44,6 +50,10 @@ impl FromStr for DeviceSpec {
                     let (a, b) = (num(a)?, num(b)?);
                     if a > b {
                         return Err(bad("a range must go up"));
+                    }
+                    if b - a >= MAX_RANGE_CARDS || out.len() + ((b - a) as usize) >= MAX_RANGE_CARDS as usize
+                    {
+                        return Err(bad("names more than 1024 cards"));
                     }
                     out.extend(a..=b);
                 }
@@ -84,6 +94,14 @@ pub enum TakeError {
     /// A named card is held by someone else.
     #[error("--devices: {0}")]
     Held(#[source] LeaseError),
+    /// `--devices auto` on real cards without `--device-num`: not one card is free.
+    #[error("--devices auto: none of the {cards} cards is free ({holders})")]
+    NoneFree {
+        /// Cards of the platform.
+        cards: u32,
+        /// Who holds them, card by card.
+        holders: String,
+    },
     /// Not enough free cards for `auto`.
     #[error("--devices auto: only {free} of the {cards} cards are free, --device-num asks for {want}")]
     NotEnough {
@@ -102,12 +120,21 @@ pub enum TakeError {
     DeviceNum(u32, &'static str),
 }
 
-/// Takes the cards of `spec` (with `auto`, `want` of them, default `default_num`).
+/// How many cards `--devices auto` takes without `--device-num`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AutoCount {
+    /// Exactly this many (simulated cards: 2).
+    Exactly(u32),
+    /// Every free card, at least one (real cards).
+    AllFree,
+}
+
+/// Takes the cards of `spec` (with `auto`, `want` of them, else as `default` says).
 pub fn take(
     cfg: &LeaseConfig,
     spec: &DeviceSpec,
     want: Option<u32>,
-    default_num: u32,
+    default: AutoCount,
     cards: u32,
     run_id: &str,
 ) -> Result<Vec<DeviceLease>, TakeError> {
@@ -135,7 +162,10 @@ pub fn take(
             Ok(leases)
         }
         DeviceSpec::Auto => {
-            let want = want.unwrap_or(default_num);
+            let want = match (want, default) {
+                (Some(n), _) | (None, AutoCount::Exactly(n)) => n,
+                (None, AutoCount::AllFree) => return take_all_free(cfg, cards, run_id),
+            };
             if want == 0 {
                 return Err(TakeError::DeviceNum(0, "must be at least 1"));
             }
@@ -164,6 +194,29 @@ pub fn take(
     }
 }
 
+/// Every free card of `0..cards`; an error naming the holders when none is.
+fn take_all_free(cfg: &LeaseConfig, cards: u32, run_id: &str) -> Result<Vec<DeviceLease>, TakeError> {
+    let mut leases = Vec::new();
+    let mut holders = Vec::new();
+    for card in 0..cards {
+        match DeviceLease::try_acquire(cfg, card, run_id) {
+            Ok(l) => leases.push(l),
+            Err(LeaseError::Held { holder, .. }) => {
+                tracing::debug!(card, %holder, "card taken; trying the next");
+                holders.push(format!("card {card} is held by {holder}"));
+            }
+            Err(e) => return Err(TakeError::Io(e)),
+        }
+    }
+    if leases.is_empty() {
+        return Err(TakeError::NoneFree {
+            cards,
+            holders: holders.join("; "),
+        });
+    }
+    Ok(leases)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -183,7 +236,18 @@ mod tests {
             "1-2,4".parse::<DeviceSpec>().unwrap(),
             DeviceSpec::List(vec![1, 2, 4])
         );
-        for bad in ["", "x", "3-1", "1,,2", "1,1", "-1", "1-"] {
+        for bad in [
+            "",
+            "x",
+            "3-1",
+            "1,,2",
+            "1,1",
+            "-1",
+            "1-",
+            "0-4000000000",
+            "0-1024",
+            "0-600,601-1100",
+        ] {
             let e = bad.parse::<DeviceSpec>().unwrap_err();
             assert!(e.to_string().contains(&format!("{bad:?}")), "{e}");
         }
@@ -196,14 +260,60 @@ mod tests {
             dir: dir.path().to_owned(),
         };
         let _held = DeviceLease::try_acquire(&cfg, 1, "other-run").unwrap();
-        let e = take(&cfg, &"0-1".parse().unwrap(), None, 2, 8, "me").unwrap_err();
+        let e = take(
+            &cfg,
+            &"0-1".parse().unwrap(),
+            None,
+            AutoCount::Exactly(2),
+            8,
+            "me",
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("held by"), "{e}");
         assert!(e.to_string().contains("other-run"), "{e}");
-        let e = take(&cfg, &"9".parse().unwrap(), None, 2, 8, "me").unwrap_err();
+        let e = take(&cfg, &"9".parse().unwrap(), None, AutoCount::Exactly(2), 8, "me").unwrap_err();
         assert!(matches!(e, TakeError::OutOfRange { card: 9, .. }), "{e}");
-        let got = take(&cfg, &DeviceSpec::Auto, Some(2), 2, 8, "me").unwrap();
+        let got = take(&cfg, &DeviceSpec::Auto, Some(2), AutoCount::Exactly(2), 8, "me").unwrap();
         assert_eq!(got.iter().map(DeviceLease::card).collect::<Vec<_>>(), [0, 2]);
-        let e = take(&cfg, &DeviceSpec::Auto, Some(7), 2, 8, "me2").unwrap_err();
+        let e = take(&cfg, &DeviceSpec::Auto, Some(7), AutoCount::Exactly(2), 8, "me2").unwrap_err();
         assert!(matches!(e, TakeError::NotEnough { free: 5, want: 7, .. }), "{e}");
+    }
+
+    #[test]
+    fn a_range_is_capped_before_it_is_expanded() {
+        assert_eq!(
+            "0-1023".parse::<DeviceSpec>().unwrap(),
+            DeviceSpec::List((0..1024).collect())
+        );
+        let e = "0-4000000000".parse::<DeviceSpec>().unwrap_err();
+        assert!(e.to_string().contains("more than 1024 cards"), "{e}");
+    }
+
+    #[test]
+    fn auto_on_real_cards_takes_every_free_card_and_fails_only_when_none_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = LeaseConfig {
+            dir: dir.path().to_owned(),
+        };
+        let held1 = DeviceLease::try_acquire(&cfg, 1, "run-a").unwrap();
+        let held3 = DeviceLease::try_acquire(&cfg, 3, "run-b").unwrap();
+        let got = take(&cfg, &DeviceSpec::Auto, None, AutoCount::AllFree, 5, "me").unwrap();
+        assert_eq!(got.iter().map(DeviceLease::card).collect::<Vec<_>>(), [0, 2, 4]);
+        // --device-num still asks for an exact count.
+        let e = take(&cfg, &DeviceSpec::Auto, Some(4), AutoCount::AllFree, 5, "me2").unwrap_err();
+        assert!(matches!(e, TakeError::NotEnough { free: 0, want: 4, .. }), "{e}");
+        drop(got);
+        let others: Vec<_> = [0, 2, 4]
+            .into_iter()
+            .map(|c| DeviceLease::try_acquire(&cfg, c, "run-c").unwrap())
+            .collect();
+        let e = take(&cfg, &DeviceSpec::Auto, None, AutoCount::AllFree, 5, "me3").unwrap_err();
+        let msg = e.to_string();
+        assert!(matches!(e, TakeError::NoneFree { cards: 5, .. }), "{msg}");
+        assert!(!msg.contains('\n'), "{msg}");
+        for holder in ["run-a", "run-b", "run-c", "card 4"] {
+            assert!(msg.contains(holder), "names {holder}: {msg}");
+        }
+        drop((held1, held3, others));
     }
 }

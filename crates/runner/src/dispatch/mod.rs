@@ -8,18 +8,20 @@
 //! - `leases`: `--devices` / `--device-num`.
 //! - `work`: the cases' bookkeeping and the queue.
 //! - `lane_proc`: lane processes and their reader threads.
+//! - `kill`: SIGTERM, grace, SIGKILL of a lane's process group.
 //! - `event_loop`: every decision, in one loop over lane events.
 //!
 //! It never runs a case itself.
 
 mod event_loop;
+mod kill;
 mod lane_proc;
 mod leases;
 mod work;
 
 pub use event_loop::{DispatchStats, BATCHES_IN_FLIGHT, KILL_GRACE, MAX_LANE_DEATHS};
 pub use lane_proc::LaneCommand;
-pub use leases::{take as take_leases, BadDeviceList, DeviceSpec, TakeError};
+pub use leases::{take as take_leases, AutoCount, BadDeviceList, DeviceSpec, TakeError, MAX_RANGE_CARDS};
 
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
@@ -61,16 +63,28 @@ pub struct RunPlan {
     pub command: LaneCommand,
 }
 
-/// A run that could not be carried out to its report.
+/// A run that could not be started.
 #[derive(Debug, thiserror::Error)]
 pub enum DispatchError {
-    /// The report directory or its files could not be written.
-    #[error("failed to write the reports: {0}")]
+    /// The report directory or its journal could not be created or written before the run.
+    #[error("failed to start the reports")]
     Report(#[from] ReportError),
 }
 
+/// What a run gave: the report (its verdicts stand even when a report file could not be
+/// written), the benchmark's figures, and the failure to write the report files, if any.
+#[derive(Debug)]
+pub struct RunOutcome {
+    /// The merged verdicts and health events.
+    pub report: RunReport,
+    /// The benchmark's figures.
+    pub stats: DispatchStats,
+    /// Writing `report.json`, `junit.xml`, `timeline.svg` or the journal's end failed.
+    pub write_error: Option<ReportError>,
+}
+
 /// Runs the plan to its report.
-pub fn run(plan: RunPlan, suite: &Suite) -> Result<(RunReport, DispatchStats), DispatchError> {
+pub fn run(plan: RunPlan, suite: &Suite) -> Result<RunOutcome, DispatchError> {
     let devices: Vec<u32> = plan.leases.iter().map(DeviceLease::card).collect();
     let info = RunInfo {
         arch: plan.arch,
@@ -116,8 +130,12 @@ pub fn run(plan: RunPlan, suite: &Suite) -> Result<(RunReport, DispatchStats), D
         close_timeout: close_timeout(&plan.platform),
     };
     let (reporter, stats) = Dispatcher::new(settings, work, plan.leases, reporter).run();
-    let report = reporter.finish(plan.flaky_result)?;
-    Ok((report, stats))
+    let (report, written) = reporter.finish_keeping_report(plan.flaky_result);
+    Ok(RunOutcome {
+        report,
+        stats,
+        write_error: written.err(),
+    })
 }
 
 /// How long lanes may take to close their pools at the end: generous (a finalize may force-reset).

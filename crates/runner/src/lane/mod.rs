@@ -10,14 +10,15 @@
 //! - `card_thread`: the thread driving each further card of a multi-card lane (one card, one
 //!   thread: the lane's own card is driven from its main thread).
 //! - `input`: the stdin reader thread.
-//! - `hooks`: test-only pause points.
+//! - `hooks`: test-only pause and exit points (honoured only with the hidden
+//!   [`crate::protocol::TEST_HOOKS_FLAG`]).
 
 mod card_thread;
 mod hooks;
 mod input;
 mod session;
 
-pub use hooks::{Point, ENV_PAUSE};
+pub use hooks::{Point, ENV_EXIT, ENV_PAUSE};
 pub use input::EXIT_ORPHANED;
 
 use platform_common::{Arch, DeviceId, DeviceLease};
@@ -38,6 +39,8 @@ pub struct LaneConfig {
     pub platform: Platform,
     /// The card (its lease is inherited).
     pub device: DeviceId,
+    /// Whether the test-only hooks may be honoured ([`crate::protocol::TEST_HOOKS_FLAG`]).
+    pub test_hooks: bool,
 }
 
 /// Runs a lane to its end; returns the process's exit code.
@@ -82,7 +85,13 @@ pub fn main(cfg: LaneConfig, suite: Suite) -> i32 {
     env.probe_kernel = probe;
     let sink = SinkWriter::from_env();
     tracing::debug!(device = cfg.device, sink = ?sink.as_ref().map(|s| s.path().to_owned()), "lane up");
+    let hooks = if cfg.test_hooks {
+        hooks::Hooks::from_env(cfg.device)
+    } else {
+        hooks::Hooks::none()
+    };
     session::Lane::new(env, lease, sink, suite)
         .with_extra_cards(cfg.platform, extra)
+        .with_hooks(hooks)
         .run()
 }

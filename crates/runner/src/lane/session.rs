@@ -25,11 +25,11 @@ use platform_common::{DeviceId, DeviceLease, FailureClass};
 use super::card_thread::{CardThread, Closed};
 use super::hooks::{Hooks, Point};
 use super::input::{Input, Pending, EXIT_ORPHANED};
-use crate::case::{Body, CaseSpec, ClassSpec, Kind, Suite};
+use crate::case::{Body, CaseSpec, ClassSpec, Kind, Runtime, Suite};
 use crate::exec::{self, CaseRun};
 use crate::pool::{Pool, PoolError};
 use crate::protocol::{FromLane, LaneOut, EXIT_NEEDS_FRESH_PROCESS};
-use crate::report::model::{AttemptOutcome, ErrorReport, Platform};
+use crate::report::model::{AttemptOutcome, ErrorReport, Platform, WorkerAction};
 use crate::sink::{SinkRecord, SinkWriter};
 use crate::worker::{ChipWorker, WorkerEnv};
 
@@ -94,7 +94,7 @@ impl Lane {
             sink,
             out: LaneOut::new(),
             health,
-            hooks: Hooks::from_env(),
+            hooks: Hooks::none(),
             input,
             pending,
             started_classes: HashSet::new(),
@@ -105,6 +105,12 @@ impl Lane {
     pub fn with_extra_cards(mut self, platform: Platform, extra: Vec<DeviceLease>) -> Self {
         self.platform = platform;
         self.extra = extra.into_iter().map(Arc::new).collect();
+        self
+    }
+
+    /// The same lane with test-only hooks (only with the hidden `--test-hooks` flag).
+    pub fn with_hooks(mut self, hooks: Hooks) -> Self {
+        self.hooks = hooks;
         self
     }
 
@@ -141,7 +147,10 @@ impl Lane {
             }
             self.hooks.reach(Point::AfterResult, &last);
         }
-        if let Some(Err(e)) = self.pool.close(&self.lease) {
+        let runtime = self.pool.runtime().cloned();
+        let closed = self.pool.close(&self.lease);
+        self.pooled_closed(runtime.as_ref(), closed.is_some());
+        if let Some(Err(e)) = closed {
             tracing::warn!(
                 device = self.env.device,
                 "closing the pooled worker at the end: {e}"
@@ -185,16 +194,44 @@ impl Lane {
         });
     }
 
-    fn init_failed(&mut self, runtime: &str, e: &InitError) -> Step {
-        self.flush_health();
-        let error = ErrorReport::from_driver(&e.error, e.to_string());
-        self.send(&FromLane::InitFailed {
-            runtime: runtime.to_owned(),
-            error,
+    /// Reports a worker's lifecycle step on `device` to the dispatcher (for the journal).
+    fn worker_event(&mut self, device: DeviceId, runtime: &Runtime, action: WorkerAction) {
+        self.send(&FromLane::Worker {
+            device,
+            runtime: runtime.name.clone(),
+            action,
         });
+    }
+
+    /// Reports that the pooled worker of `runtime` was closed, if one was.
+    fn pooled_closed(&mut self, runtime: Option<&Runtime>, closed: bool) {
+        if let (Some(rt), true) = (runtime, closed) {
+            self.worker_event(self.env.device, rt, WorkerAction::Closed);
+        }
+    }
+
+    /// Reports every card whose worker failed to build (each a health event of that card, not
+    /// an attempt of any case) and escalates: the current case and the rest go to the sink.
+    fn init_failed(&mut self, runtime: &str, failures: Vec<(DeviceId, InitError)>) -> Step {
+        self.flush_health();
+        let mut first: Option<(String, Option<i32>)> = None;
+        for (device, e) in failures {
+            let error = match e.driver_error() {
+                Some(d) => ErrorReport::from_driver(&d, e.to_string()),
+                None => ErrorReport::new(e.class(), e.to_string()),
+            };
+            let code = error.code;
+            self.send(&FromLane::InitFailed {
+                device,
+                runtime: runtime.to_owned(),
+                error,
+            });
+            first.get_or_insert_with(|| (format!("card {device}: {e}"), code));
+        }
+        let (reason, code) = first.unwrap_or_else(|| ("a worker failed to init".to_owned(), None));
         Step::Escalate {
-            reason: e.to_string(),
-            code: Some(e.error.code.raw),
+            reason,
+            code,
             include_current: true,
         }
     }
@@ -225,9 +262,21 @@ impl Lane {
     }
 
     fn run_pooled(&mut self, id: &str, class: &ClassSpec, case: &CaseSpec) -> Step {
-        match self.pool.worker(&self.env, &class.runtime, &self.lease) {
-            Ok(_) => {}
-            Err(PoolError::Init(e)) => return self.init_failed(&class.runtime.name, &e),
+        let device = self.env.device;
+        let before = self.pool.runtime().cloned();
+        let got = self
+            .pool
+            .worker(&self.env, &class.runtime, &self.lease)
+            .map(|_| ());
+        let switched = before.as_ref().is_some_and(|rt| *rt != class.runtime);
+        self.pooled_closed(before.as_ref(), switched);
+        match got {
+            Ok(()) => {
+                if before.as_ref() != Some(&class.runtime) {
+                    self.worker_event(device, &class.runtime, WorkerAction::Built);
+                }
+            }
+            Err(PoolError::Init(e)) => return self.init_failed(&class.runtime.name, vec![(device, e)]),
             Err(PoolError::Close(e)) => {
                 self.flush_health();
                 return Step::Escalate {
@@ -252,6 +301,9 @@ impl Lane {
         self.finish(id, run, since);
         if retire {
             let closed = self.pool.retire(&self.lease);
+            if closed.is_some() {
+                self.worker_event(device, &class.runtime, WorkerAction::Retired);
+            }
             self.flush_health();
             if let Some(Err(e)) = closed {
                 return Step::Escalate {
@@ -267,18 +319,15 @@ impl Lane {
     fn run_standalone(&mut self, id: &str, class: &ClassSpec, case: &CaseSpec) -> Step {
         // One process per card at a time, and one context per card in this process: the pooled
         // worker is closed before the standalone one is built.
-        if let Some(Err(e)) = self.pool.close(&self.lease) {
-            self.flush_health();
-            return Step::Escalate {
-                reason: e.to_string(),
-                code: None,
-                include_current: true,
-            };
+        if let Some(step) = self.close_pooled() {
+            return step;
         }
+        let device = self.env.device;
         let worker = match ChipWorker::init(&self.env, &class.runtime) {
             Ok(w) => w,
-            Err(e) => return self.init_failed(&class.runtime.name, &e),
+            Err(e) => return self.init_failed(&class.runtime.name, vec![(device, e)]),
         };
+        self.worker_event(device, &class.runtime, WorkerAction::Built);
         let since = Instant::now();
         self.started(&class.name, id);
         let (run, closed) = match &case.body {
@@ -292,6 +341,7 @@ impl Lane {
             }
             Body::Trivial => (CaseRun::passed(), worker.close(&self.lease)),
         };
+        self.worker_event(device, &class.runtime, WorkerAction::Closed);
         self.finish(id, run, since);
         match closed {
             Ok(_) => Step::Next,
@@ -308,16 +358,11 @@ impl Lane {
     /// worker is closed and every card's worker is built at once; once all are ready the case
     /// starts, every card runs the workload at once, and every worker is closed with its card's
     /// lease. The first card (in lane order) that fails decides the attempt; a failed build is
-    /// that card's health event (as on a single card) and a close that leaves a card unusable
-    /// escalates.
+    /// a health event of the card that failed (as on a single card), and a close that leaves a
+    /// card unusable escalates.
     fn run_multi(&mut self, id: &str, class: &ClassSpec, case: &CaseSpec) -> Step {
-        if let Some(Err(e)) = self.pool.close(&self.lease) {
-            self.flush_health();
-            return Step::Escalate {
-                reason: e.to_string(),
-                code: None,
-                include_current: true,
-            };
+        if let Some(step) = self.close_pooled() {
+            return step;
         }
         let Body::Compute { generator, tolerance } = &case.body else {
             let e = ErrorReport::new(
@@ -340,24 +385,46 @@ impl Lane {
         }
 
         // Build: every card at once, each on its own thread.
+        let own_device = self.env.device;
         let others = &mut self.cards[..need - 1];
         let pending: Vec<_> = others.iter_mut().map(|c| c.init(&class.runtime)).collect();
         let own = ChipWorker::init(&self.env, &class.runtime);
-        let built: Vec<_> = others.iter_mut().zip(pending).map(|(c, p)| c.wait(p)).collect();
-        let own = own.and_then(|w| match built.into_iter().find_map(Result::err) {
-            None => Ok(w),
-            Some(e) => {
-                log_close(self.env.device, Some(w.close(&self.lease)));
-                Err(e)
+        let built: Vec<_> = others
+            .iter_mut()
+            .zip(pending)
+            .map(|(c, p)| (c.card(), c.wait(p)))
+            .collect();
+        let mut failures = Vec::new();
+        let own = match own {
+            Ok(w) => {
+                self.worker_event(own_device, &class.runtime, WorkerAction::Built);
+                Some(w)
             }
-        });
-        let mut own = match own {
-            Ok(w) => w,
             Err(e) => {
+                failures.push((own_device, e));
+                None
+            }
+        };
+        for (card, result) in built {
+            match result {
+                Ok(()) => self.worker_event(card, &class.runtime, WorkerAction::Built),
+                Err(e) => failures.push((card, e)),
+            }
+        }
+        let mut own = match own {
+            Some(w) if failures.is_empty() => w,
+            own => {
+                if let Some(w) = own {
+                    log_close(own_device, Some(w.close(&self.lease)));
+                    self.worker_event(own_device, &class.runtime, WorkerAction::Closed);
+                }
                 for (card, closed) in self.close_card_threads(need - 1) {
+                    if closed.is_some() {
+                        self.worker_event(card, &class.runtime, WorkerAction::Closed);
+                    }
                     log_close(card, closed);
                 }
-                return self.init_failed(&class.runtime.name, &e);
+                return self.init_failed(&class.runtime.name, failures);
             }
         };
 
@@ -378,14 +445,19 @@ impl Lane {
 
         // Close: every card at once, each with its own lease.
         let pending: Vec<_> = others.iter_mut().map(CardThread::close).collect();
-        let mut closed = vec![Some(own.close(&self.lease))];
-        closed.extend(others.iter_mut().zip(pending).map(|(c, p)| c.wait(p)));
+        let mut closed = vec![(own_device, Some(own.close(&self.lease)))];
+        closed.extend(others.iter_mut().zip(pending).map(|(c, p)| (c.card(), c.wait(p))));
+        for (card, c) in &closed {
+            if c.is_some() {
+                self.worker_event(*card, &class.runtime, WorkerAction::Closed);
+            }
+        }
 
         let run = runs
             .into_iter()
             .find(|r| r.outcome != AttemptOutcome::Passed)
             .unwrap_or_else(CaseRun::passed);
-        let close_error = closed.into_iter().flatten().find_map(Result::err);
+        let close_error = closed.into_iter().filter_map(|(_, c)| c).find_map(Result::err);
         self.finish(id, run, since);
         match close_error {
             None => Step::Next,
@@ -395,6 +467,23 @@ impl Lane {
                 include_current: false,
             },
         }
+    }
+
+    /// Closes the pooled worker before a standalone or multi-card case (one context per card in
+    /// this process). A close that leaves the card unusable escalates.
+    fn close_pooled(&mut self) -> Option<Step> {
+        let runtime = self.pool.runtime().cloned();
+        let closed = self.pool.close(&self.lease);
+        self.pooled_closed(runtime.as_ref(), closed.is_some());
+        if let Some(Err(e)) = closed {
+            self.flush_health();
+            return Some(Step::Escalate {
+                reason: e.to_string(),
+                code: None,
+                include_current: true,
+            });
+        }
+        None
     }
 
     /// A case that fails before any device work: started and finished at once.

@@ -168,7 +168,10 @@ impl Progress {
                 self.lane(*device)
                     .set_message(format!("{n} selector(s) from the poison sink"));
             }
-            Event::RunStarted { .. } | Event::RetryScheduled { .. } | Event::RunFinished { .. } => {}
+            Event::RunStarted { .. }
+            | Event::RetryScheduled { .. }
+            | Event::Worker { .. }
+            | Event::RunFinished { .. } => {}
         }
     }
 

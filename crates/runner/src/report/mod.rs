@@ -26,7 +26,7 @@ pub use merge::{merge, read_run_dirs, write_merged, MergeSource};
 pub use model::{
     rfc3339_utc, verdict, Attempt, AttemptOutcome, CaseReport, DriverReport, ErrorReport, Event, FlakyResult,
     HealthKind, HealthRecord, LaneStatus, ModelError, Outcome, PartitionReport, Platform, RunBuilder,
-    RunInfo, RunReport, Summary,
+    RunInfo, RunReport, Summary, WorkerAction,
 };
 pub use reporter::{write_run_files, ReportPaths, Reporter};
 pub use timeline::{write_timeline, TIMELINE_SVG};

@@ -627,6 +627,29 @@ impl fmt::Display for LaneStatus {
     }
 }
 
+/// A step in a chip worker's life, as a lane reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkerAction {
+    /// A worker was initialised (pooled, standalone or multi-card).
+    Built,
+    /// The pooled worker was retired after a device-runtime error (closed = finalize).
+    Retired,
+    /// A worker was closed for another reason (runtime switch, standalone case, lane end).
+    Closed,
+}
+
+impl WorkerAction {
+    /// The name as the journal spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            WorkerAction::Built => "built",
+            WorkerAction::Retired => "retired",
+            WorkerAction::Closed => "closed",
+        }
+    }
+}
+
 /// One line of `journal.jsonl`: everything that happens in a run, as it happens. Serialized as
 /// `{"event": "case_started", "at_ms": ..., ...}`; `at_ms` counts from the run's start.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -742,6 +765,22 @@ pub enum Event {
         device: DeviceId,
         /// The selectors it held, deduplicated, in order.
         selectors: Vec<String>,
+        /// The 1-based numbers of lines that were not a record and were skipped (with a warning).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        malformed_lines: Vec<usize>,
+    },
+    /// A chip worker's lifecycle step in a lane (journal only).
+    Worker {
+        /// When.
+        at_ms: u64,
+        /// The card.
+        device: DeviceId,
+        /// The lane process.
+        pid: u32,
+        /// The worker's runtime.
+        runtime: String,
+        /// What happened to it.
+        action: WorkerAction,
     },
     /// Every case has a verdict.
     RunFinished {
@@ -766,6 +805,7 @@ impl Event {
             | Event::Health { at_ms, .. }
             | Event::LaneExited { at_ms, .. }
             | Event::SinkRead { at_ms, .. }
+            | Event::Worker { at_ms, .. }
             | Event::RunFinished { at_ms, .. } => *at_ms,
         }
     }
@@ -941,6 +981,7 @@ impl RunBuilder {
             | Event::RetryScheduled { .. }
             | Event::LaneExited { .. }
             | Event::SinkRead { .. }
+            | Event::Worker { .. }
             | Event::RunFinished { .. } => {}
         }
         Ok(())

@@ -6,7 +6,7 @@
 //! retry: it records what the dispatcher tells it.
 
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use super::console::Progress;
 use super::error::ReportError;
@@ -56,6 +56,8 @@ pub fn write_run_files(dir: &Path, report: &RunReport) -> Result<ReportPaths, Re
 pub struct Reporter {
     dir: PathBuf,
     started: Instant,
+    /// The same moment as `started`, in ms since the Unix epoch (for events timed in a lane).
+    started_unix_ms: u64,
     journal: Journal,
     progress: Progress,
     builder: RunBuilder,
@@ -68,9 +70,14 @@ impl Reporter {
         std::fs::create_dir_all(dir).map_err(|e| ReportError::io("create", dir, e))?;
         let journal = Journal::create(&dir.join(JOURNAL_JSONL))?;
         let progress = Progress::new(&info.devices, 0, show_progress);
+        let started = Instant::now();
+        let started_unix_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
         Ok(Self {
             dir: dir.to_owned(),
-            started: Instant::now(),
+            started,
+            started_unix_ms,
             journal,
             progress,
             builder: RunBuilder::new(info),
@@ -80,6 +87,12 @@ impl Reporter {
     /// Milliseconds since the reporter was created: the clock for every event's `at_ms`.
     pub fn elapsed_ms(&self) -> u64 {
         u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// A moment given in ms since the Unix epoch (a lane's health event), as ms since the run
+    /// started on the same clock as [`elapsed_ms`](Self::elapsed_ms) (0 for a moment before it).
+    pub fn run_ms_of_unix(&self, unix_ms: u64) -> u64 {
+        unix_ms.saturating_sub(self.started_unix_ms)
     }
 
     /// The report directory.
@@ -112,6 +125,14 @@ impl Reporter {
     /// `junit.xml` and `timeline.svg`, clears the bars and returns the report. Print
     /// [`render_summary`](super::console::render_summary) of it for the closing summary.
     pub fn finish(self, flaky_result: FlakyResult) -> Result<RunReport, ReportError> {
+        let (report, written) = self.finish_keeping_report(flaky_result);
+        written.map(|()| report)
+    }
+
+    /// As [`finish`](Self::finish), but the report (derived from the events, whatever became of
+    /// the files) comes back even when writing a file failed, with that failure beside it: the
+    /// run's verdicts stand on their own.
+    pub fn finish_keeping_report(self, flaky_result: FlakyResult) -> (RunReport, Result<(), ReportError>) {
         let duration_ms = self.elapsed_ms();
         let report = self.builder.finish(duration_ms, flaky_result);
         let journaled = self.journal.append(&Event::RunFinished {
@@ -119,8 +140,7 @@ impl Reporter {
             summary: report.summary,
         });
         self.progress.finish();
-        write_run_files(&self.dir, &report)?;
-        journaled?;
-        Ok(report)
+        let written = write_run_files(&self.dir, &report).map(|_| ()).and(journaled);
+        (report, written)
     }
 }

@@ -94,22 +94,24 @@ impl Buffer {
 /// Runs `launch` on `blob`: every block at once on its own thread.
 pub fn run(blob: &KernelBlob, launch: &KernelCase) -> HostRun {
     let mut buffers: Vec<Option<Buffer>> = launch.args.iter().map(Buffer::new).collect();
-    let args: Vec<u64> = launch
+    let (args, arg_bytes): (Vec<u64>, Vec<u64>) = launch
         .args
         .iter()
         .zip(&mut buffers)
         .map(|(arg, buf)| match (arg, buf) {
-            (HostArg::Scalar(v), _) => *v,
-            (_, Some(buf)) => buf.words.as_mut_ptr() as u64,
+            (HostArg::Scalar(v), _) => (*v, 0),
+            (_, Some(buf)) => (buf.words.as_mut_ptr() as u64, buf.bytes as u64),
             (_, None) => unreachable!("every buffer argument has a buffer"),
         })
-        .collect();
+        .unzip();
     let waiter = ReapAtOnce::default();
     let statuses = std::thread::scope(|s| {
         let handles: Vec<_> = (0..launch.block_dim)
             .map(|i| {
-                let (args, waiter) = (&args, &waiter);
-                s.spawn(move || blob.run_block(i, launch.block_dim, args, waiter))
+                let (args, arg_bytes, waiter) = (&args, &arg_bytes, &waiter);
+                // SAFETY: each buffer length is the byte length of the host buffer its address
+                // points to (its words hold at least that many bytes), alive for the scope.
+                s.spawn(move || unsafe { blob.run_block(i, launch.block_dim, args, arg_bytes, waiter) })
             })
             .collect();
         handles

@@ -148,6 +148,7 @@ pub fn events() -> Vec<Event> {
         at_ms: 1102,
         device: 0,
         selectors: vec!["Vec::".into()],
+        malformed_lines: Vec::new(),
     });
     health(
         &mut e,

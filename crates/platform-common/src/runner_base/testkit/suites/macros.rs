@@ -49,6 +49,9 @@ macro_rules! arch_runner_tests {
             block_dim_over_the_arch_limit_is_a_usage_error,
             registration_is_refused_once_unusable,
             init_on_a_dead_card_is_a_typed_init_error,
+            bad_timeouts_are_a_typed_init_error_before_any_driver_call,
+            a_runner_moved_to_another_thread_still_runs_and_recovers,
+            a_second_runner_on_a_poisoned_context_fails_where_the_seed_did,
         ]);
     };
     (seed_tables_acl, $arch:expr $(,)?) => {
@@ -66,6 +69,7 @@ macro_rules! arch_runner_tests {
             force_reset_recovery_is_the_same_through_the_c_abi,
             every_fault_of_the_recovery_chain_is_the_same_through_the_c_abi,
             a_dead_card_fails_init_the_same_through_the_c_abi,
+            the_acl_driver_is_held_to_the_real_card_timeout_rules,
         ]);
     };
     (onboard, $arch:expr $(,)?) => {

@@ -134,8 +134,9 @@ pub fn onboard_soft_reset_then_reinit_fails_10x(t: &ArchUnderTest) {
         drop(r);
         let _ = c.driver.reset_device(c.id);
         let err = (t.factory)(c.driver.clone(), RunnerConfig::new(c.id, c.timeouts)).unwrap_err();
-        assert_eq!(err.error.call, DriverCall::CreateStream);
-        assert_eq!(err.error.code, codes::RT_DRV_INTERNAL_ERROR);
+        let error = err.driver_error().unwrap_or_else(|| panic!("{err}"));
+        assert_eq!(error.call, DriverCall::CreateStream);
+        assert_eq!(error.code, codes::RT_DRV_INTERNAL_ERROR);
         // Leave the card clean for the next iteration and test.
         c.driver.reset_device_force(&c.lease).unwrap();
     }

@@ -112,12 +112,15 @@ pub fn soft_reset_then_reinit_fails_10_of_10(t: &ArchUnderTest) {
         assert_eq!(p.soft_reset, Ok(()));
         let e = p.reinit.unwrap_err();
         assert_eq!(
-            e.error,
-            DriverError::new(DriverCall::CreateStream, codes::RT_DRV_INTERNAL_ERROR)
+            e.driver_error(),
+            Some(DriverError::new(
+                DriverCall::CreateStream,
+                codes::RT_DRV_INTERNAL_ERROR
+            ))
         );
         assert_eq!(
-            e.logged,
-            vec![DriverError::new(
+            e.logged(),
+            [DriverError::new(
                 DriverCall::SetOpExecuteTimeout,
                 codes::RT_INTERNAL_ERROR
             )]
@@ -140,7 +143,7 @@ pub fn force_reset_recovery_10_of_10(t: &ArchUnderTest) {
         let report = p.finalize.as_ref().unwrap();
         let reset = report.reset.as_ref().expect("an unusable runner is force-reset");
         assert_eq!(reset.attempts.len(), 1);
-        assert_eq!(reset.attempts[0].rc, 0);
+        assert_eq!(reset.attempts[0].rc, Some(0));
         assert_eq!(reset.attempts[0].probe, ProbeResult::Confirmed);
         assert_eq!(reset.first_cause, Some(t.op_timeout));
         assert_eq!(p.sticky_after_finalize, None);

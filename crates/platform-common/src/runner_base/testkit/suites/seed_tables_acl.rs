@@ -8,8 +8,13 @@
 
 use std::fmt::Debug;
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
 
 use tempfile::TempDir;
+
+use crate::runner_base::{InitError, RunnerConfig};
+use crate::timeouts::{TimeoutError, TimeoutProfile, Timeouts};
 
 use super::super::{
     compute_in_fresh_process, guarded_hang_then_noop, raw_hang_then_noop, soft_reset_then_reinit,
@@ -122,7 +127,10 @@ fn recovery<V>(
     sdma: bool,
 ) -> (RecoveryProbe, RecoveryProbe) {
     let p = pair(t, through, &on_card(rules));
-    let opts = RecoveryOptions { sdma };
+    let opts = RecoveryOptions {
+        sdma,
+        ..RecoveryOptions::default()
+    };
     let sim = trigger_then_recover(&p.sim, CARD, trigger, opts).unwrap();
     let acl = trigger_then_recover(&p.acl, CARD, trigger, opts).unwrap();
     (sim, acl)
@@ -181,4 +189,36 @@ pub fn a_dead_card_fails_init_the_same_through_the_c_abi<V>(t: &ArchUnderTest, t
     let sim = trigger_then_recover(&p.sim, CARD, Trigger::Hang, RecoveryOptions::default()).unwrap_err();
     let acl = trigger_then_recover(&p.acl, CARD, Trigger::Hang, RecoveryOptions::default()).unwrap_err();
     assert_eq!(acl.to_string(), sim.to_string());
+}
+
+/// A runner on the `acl` driver is held to the real-card timeout rules, even with the simulator
+/// behind it: timeouts that are fine on the in-process simulator but break the real cards'
+/// stream-sync margin are a typed init error, before any call into the library.
+pub fn the_acl_driver_is_held_to_the_real_card_timeout_rules<V>(t: &ArchUnderTest, through: &ThroughAcl<V>) {
+    let p = pair(t, through, "");
+    let sim_only = Timeouts {
+        scheduler: Duration::from_millis(20),
+        op_execute: Duration::from_millis(60),
+        stream_sync: Duration::from_millis(250),
+    };
+    let sim = p.sim.try_process().unwrap();
+    let on_sim = (t.factory)(Arc::clone(&sim).driver(), RunnerConfig::new(CARD, sim_only));
+    assert!(on_sim.is_ok(), "{on_sim:?}");
+    let acl = p.acl.try_process().unwrap();
+    let err = (t.factory)(Arc::clone(&acl).driver(), RunnerConfig::new(CARD, sim_only)).unwrap_err();
+    let InitError::Timeouts { profile, error, .. } = &err else {
+        panic!("expected a timeouts error, got {err:?}");
+    };
+    assert_eq!(*profile, TimeoutProfile::Real);
+    assert!(
+        matches!(
+            error,
+            TimeoutError::Ordering {
+                rule: "stream-sync > scheduler + 1500 ms",
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    assert_eq!(acl.stats().calls, 0, "refused before any call into the library");
 }

@@ -1,0 +1,82 @@
+//! A lane whose poison sink cannot be written warns (on its stderr, which is the dispatcher's) and
+//! still leaves through its "needs fresh process" exit: a sink write failure never becomes an
+//! error. The lane is started directly, as the dispatcher starts it (its card's lease handed down,
+//! one assignment on stdin), on a card whose plan says `dead`, so its first init fails and it
+//! escalates through the sink.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::process::Stdio;
+
+use common::*;
+use platform_common::lease::LeaseConfig;
+use platform_common::sim::{start_run, FaultPlan, SimConfig};
+use platform_common::{Arch, DeviceLease};
+use runner::protocol::{FromLane, ToLane, EXIT_NEEDS_FRESH_PROCESS};
+
+#[test]
+fn an_unwritable_sink_warns_and_the_lane_still_escalates() {
+    let sb = Sandbox::new();
+    let cfg = SimConfig::new(Arch::A5, sb.sim_root()).with_cards(sb.cards);
+    start_run(
+        &cfg,
+        &[0],
+        &FaultPlan::parse_for_cards("dev=0:dead", sb.cards).unwrap(),
+    )
+    .unwrap();
+    let lease = DeviceLease::try_acquire(&LeaseConfig { dir: sb.lock_dir() }, 0, "sink-test").unwrap();
+    let sink = sb.dir.path().join("no-such-dir").join("sink.jsonl");
+
+    let mut cmd = sb.bare();
+    cmd.args(["--lane", "--arch", "a5", "--platform", "sim", "--device", "0"])
+        .env("ONBOARD_POISON_SINK", &sink)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    DeviceLease::pass_all_to(&[&lease], &mut cmd).unwrap();
+    let mut lane = cmd.spawn().unwrap();
+    let mut stdin = lane.stdin.take().unwrap();
+    let run = ToLane::Run {
+        batch: 1,
+        cases: vec![
+            "VectorAdd::single_element".into(),
+            "VectorAdd::n64_blocks4".into(),
+        ],
+    };
+    stdin.write_all(&run.to_line().unwrap()).unwrap();
+    // Stdin stays open (a closed stdin with work pending means "dispatcher gone"); the lane's
+    // stdout ends when it exits.
+    let mut out = String::new();
+    lane.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    let mut err = String::new();
+    lane.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    let status = lane.wait().unwrap();
+    drop(stdin);
+
+    assert_eq!(
+        status.code(),
+        Some(EXIT_NEEDS_FRESH_PROCESS),
+        "stdout:\n{out}\nstderr:\n{err}"
+    );
+    let msgs: Vec<FromLane> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(
+        msgs.iter()
+            .any(|m| matches!(m, FromLane::InitFailed { device: 0, .. })),
+        "{msgs:?}"
+    );
+    assert!(
+        msgs.iter()
+            .any(|m| matches!(m, FromLane::Escalating { cases: 2, .. })),
+        "{msgs:?}"
+    );
+    assert!(
+        err.contains("WARN") && err.contains("cannot write the poison sink"),
+        "the failed sink write warns on the lane's stderr:\n{err}"
+    );
+    assert!(
+        !err.lines().any(|l| l.split_whitespace().nth(1) == Some("ERROR")),
+        "a sink write failure is never an error:\n{err}"
+    );
+    assert!(!sink.exists());
+}
