@@ -386,17 +386,7 @@ impl Dispatcher {
             } else {
                 format!("{MAX_LANE_DEATHS} multi-card lane processes in a row died")
             };
-            for i in cases {
-                let id = self.work.case(i).id.clone();
-                let at_ms = self.now_ms();
-                self.record(Event::CaseAbandoned {
-                    at_ms,
-                    id,
-                    reason: reason.clone(),
-                });
-                self.work.finish(i);
-            }
-            self.last_verdict = Some(Instant::now());
+            self.abandon(cases, &reason);
             return true;
         }
         self.spawn(healthy[0], Start::Multi(healthy[1..need].to_vec(), cases));
@@ -881,13 +871,20 @@ impl Dispatcher {
             devices.join(", ")
         );
         self.work.clear_queue();
-        for i in self.work.open_cases() {
+        let open = self.work.open_cases();
+        self.abandon(open, &reason);
+    }
+
+    /// Ends `cases` without running them: each gets its verdict (failed, class infrastructure)
+    /// with `reason`, so nothing is lost.
+    fn abandon(&mut self, cases: impl IntoIterator<Item = usize>, reason: &str) {
+        for i in cases {
             let id = self.work.case(i).id.clone();
             let at_ms = self.now_ms();
             self.record(Event::CaseAbandoned {
                 at_ms,
                 id,
-                reason: reason.clone(),
+                reason: reason.to_owned(),
             });
             self.work.finish(i);
         }

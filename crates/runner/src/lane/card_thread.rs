@@ -1,8 +1,9 @@
 //! One further card of the multi-card lane, driven from a thread of its own for the lane's whole
 //! life.
 //!
-//! CANN keeps one current device per *thread* (`aclrtSetDevice`), so a thread that builds workers
-//! on two cards leaves the first one acting on the second card's context. The rule of the lane is
+//! CANN keeps one current device per *thread* (`aclrtSetDevice`). The device runner selects its
+//! card again before every run, so two cards on one thread would work, but they would run one
+//! after the other and a stuck call on one card would stall the other. The rule of the lane is
 //! therefore one card, one thread: the lane's own card is driven from the lane's main thread (its
 //! pool, its standalone and multi-card workers), and every further card a multi-card lane holds is
 //! driven from its [`CardThread`], which builds that card's [`ChipWorker`], runs the case's work on
