@@ -29,8 +29,10 @@ use crate::select::{self, Filter, Selection};
 pub fn main(builtin: fn(Arch) -> Suite) -> ExitCode {
     let args: Vec<OsString> = std::env::args_os().collect();
     // Lanes log at warn too: their stderr is the dispatcher's, and their warnings (a poison-sink
-    // write that failed, an untrusted drain, an escalation) must be seen.
-    init_tracing("warn");
+    // write that failed, an escalation) must be seen. Health transitions and the simulated card's
+    // own faults are not repeated as log lines: they reach people through the report and the
+    // summary's card stories (RUST_LOG=warn shows them as they happen).
+    init_tracing("warn,platform_common::health=error,platform_common::sim=error");
     let cli = match cli::parse(args) {
         Parsed::Run(cli) => cli,
         Parsed::Printed => return ExitCode::SUCCESS,
@@ -77,7 +79,7 @@ fn init_tracing(default: &str) {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(|| crate::report::console::LogWriter)
         .with_ansi(std::io::stderr().is_terminal())
         .with_target(false)
         .try_init();

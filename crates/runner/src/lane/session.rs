@@ -535,7 +535,8 @@ impl Lane {
     /// process" exit code.
     fn escalate(mut self, reason: &str, code: Option<i32>, rest: &[String]) -> i32 {
         self.flush_health();
-        tracing::warn!(
+        // The dispatcher logs the escalation it receives; this line is for a lane run by hand.
+        tracing::info!(
             device = self.env.device,
             remaining = rest.len(),
             "card not recoverable in-process ({reason}); a fresh process is needed"

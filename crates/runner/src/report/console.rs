@@ -10,6 +10,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::fmt::Write as _;
 use std::io::IsTerminal;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -18,6 +19,30 @@ use platform_common::driver::DeviceId;
 use super::model::{
     Attempt, AttemptOutcome, CaseReport, Event, HealthKind, HealthRecord, Outcome, RunReport,
 };
+
+/// The bars being drawn, if any: log lines are written around them ([`LogWriter`]).
+static DRAWN: Mutex<Option<MultiProgress>> = Mutex::new(None);
+
+/// Standard error for log lines that keeps drawn progress bars intact: while bars are on screen
+/// a line is written with the bars suspended, so it never lands inside them.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LogWriter;
+
+impl std::io::Write for LogWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let drawn = DRAWN.lock().ok().and_then(|g| g.clone());
+        match drawn {
+            Some(multi) => multi
+                .suspend(|| std::io::stderr().write_all(buf))
+                .map(|()| buf.len()),
+            None => std::io::stderr().write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
+}
 
 /// Live progress: an overall bar over the selected cases and one bar per lane (card).
 #[derive(Debug)]
@@ -33,12 +58,14 @@ impl Progress {
     /// Bars for `devices` over `total_cases` cases. Drawn on stderr only when `show` is true and
     /// stderr is a terminal; hidden otherwise.
     pub fn new(devices: &[DeviceId], total_cases: u64, show: bool) -> Self {
-        let target = if show && std::io::stderr().is_terminal() {
-            ProgressDrawTarget::stderr()
-        } else {
-            ProgressDrawTarget::hidden()
-        };
-        Self::with_target(devices, total_cases, target)
+        if !(show && std::io::stderr().is_terminal()) {
+            return Self::hidden(devices, total_cases);
+        }
+        let progress = Self::with_target(devices, total_cases, ProgressDrawTarget::stderr());
+        if let Ok(mut drawn) = DRAWN.lock() {
+            *drawn = Some(progress.multi.clone());
+        }
+        progress
     }
 
     /// Bars that never draw (for tests and `--no-progress`).
@@ -177,11 +204,17 @@ impl Progress {
 
     /// Clears the bars (before the summary is printed).
     pub fn finish(&self) {
+        // Erase what is on screen first, then stop drawing: finishing bar by bar redraws the rest
+        // and can leave stale lines above the summary.
+        if let Ok(mut drawn) = DRAWN.lock() {
+            *drawn = None;
+        }
+        let _ = self.multi.clear();
+        self.multi.set_draw_target(ProgressDrawTarget::hidden());
         for bar in self.lanes.values() {
             bar.finish_and_clear();
         }
         self.overall.finish_and_clear();
-        let _ = self.multi.clear();
     }
 }
 
