@@ -277,7 +277,7 @@ pub fn health_step(r: &HealthRecord) -> String {
     };
     let show_detail = matches!(
         r.event,
-        HealthKind::Quarantined | HealthKind::InitFailed | HealthKind::ResetFailed
+        HealthKind::Quarantined | HealthKind::InitFailed | HealthKind::ResetFailed | HealthKind::FreshProcess
     );
     if let (true, Some(detail)) = (show_detail, &r.detail) {
         let _ = write!(s, " ({detail})");
