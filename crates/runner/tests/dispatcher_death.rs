@@ -3,8 +3,6 @@
 
 mod common;
 
-use std::fs::File;
-use std::io::{BufRead, BufReader};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -15,48 +13,18 @@ use platform_common::DeviceLease;
 #[test]
 fn killing_the_dispatcher_frees_every_card() {
     let sb = Sandbox::new();
-    let hook = sb.dir.path().join("hook");
-    std::fs::create_dir(&hook).unwrap();
-    let fifo = hook.join("announce");
-    rustix::fs::mknodat(
-        rustix::fs::CWD,
-        &fifo,
-        rustix::fs::FileType::Fifo,
-        0o600.into(),
-        0,
-    )
-    .unwrap();
-    let mut cmd = sb.command(
-        "a5",
-        &[
-            "--devices",
-            "0,1",
-            "--case",
-            "VectorAdd",
-            "--case",
-            "Matmul",
-            "--test-hooks",
-        ],
-    );
+    let hook = sb.pause_hook();
+    let args = Sandbox::selection("0,1", &["VectorAdd", "Matmul"], &["--test-hooks"]);
+    let mut cmd = sb.command("a5", &args);
     // A lane pauses in the middle of a case, holding its card.
-    cmd.env(
-        "ONBOARD_TEST_LANE_PAUSE",
-        format!("during_case:{}", hook.display()),
-    );
+    cmd.env("ONBOARD_TEST_LANE_PAUSE", hook.at("during_case"));
     let mut dispatcher = cmd
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        BufReader::new(File::open(fifo).unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let _ = tx.send(line);
-    });
-    rx.recv_timeout(Duration::from_secs(60))
+    hook.announcement()
+        .recv_timeout(Duration::from_secs(60))
         .expect("a lane paused mid-case");
     let cfg = LeaseConfig { dir: sb.lock_dir() };
     for card in [0, 1] {

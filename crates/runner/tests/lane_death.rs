@@ -5,9 +5,6 @@
 
 mod common;
 
-use std::fs::File;
-use std::io::{BufRead, BufReader};
-use std::sync::mpsc;
 use std::time::Duration;
 
 use common::*;
@@ -22,51 +19,20 @@ fn sink_files_left(run: &Run) -> Vec<String> {
         .collect()
 }
 
-fn sink_reads(run: &Run, device: u32) -> Vec<Vec<String>> {
-    run.journal()
-        .into_iter()
-        .filter_map(|e| match e {
-            Event::SinkRead {
-                device: d, selectors, ..
-            } if d == device => Some(selectors),
-            _ => None,
-        })
-        .collect()
-}
-
 #[test]
 fn crash_inside_a_case_is_a_crashed_attempt_then_a_retry() {
     let sb = Sandbox::new();
-    let ids = list(&sb, "a5", &["--case", "VectorAdd"]);
-    let run = sb.run(
-        "a5",
-        &[
-            "--devices",
-            "0,1",
-            "--case",
-            "VectorAdd",
-            "--faults",
-            "dev=0:crash@2",
-        ],
-    );
-    run.expect_code(0);
-    let r = run.report();
-    assert_consistent(&r);
-    assert_eq!(
-        attempts(&r, &ids[1]),
-        [AttemptOutcome::Crashed, AttemptOutcome::Passed]
-    );
-    assert_eq!(outcome(&r, &ids[1]), Outcome::Flaky);
-    for id in ids.iter().filter(|i| **i != ids[1]) {
-        assert_eq!(attempts(&r, id), [AttemptOutcome::Passed], "{id}");
-    }
+    let (ids, run) = sb.run_faulted("a5", &["VectorAdd"], "dev=0:crash@2");
+    let r = run.consistent_report(0);
+    assert_retried_once(&r, &ids[1], AttemptOutcome::Crashed);
+    assert_others_passed_once(&r, &ids, &ids[1]);
     assert!(
         health(&r, 0).contains(&HealthKind::FreshProcess),
         "{:?}",
         health(&r, 0)
     );
     assert!(
-        !sink_reads(&run, 0).is_empty(),
+        !run.sink_reads(Some(0)).is_empty(),
         "the sink is read after a crash too"
     );
     assert!(sink_files_left(&run).is_empty());
@@ -78,19 +44,7 @@ fn a_crash_on_every_retry_ends_crashed_after_the_bounded_retries() {
     let ids = list(&sb, "a5", &["--case", "VectorAdd"]);
     // Card 0 crashes its 1st launch; the retries land on card 0 again (2nd) and 1 (1st launch).
     let plan = "dev=0:crash@1;dev=0:crash@2;dev=1:crash@1";
-    let run = sb.run(
-        "a5",
-        &[
-            "--devices",
-            "0,1",
-            "--case",
-            &ids[0],
-            "--retries",
-            "2",
-            "--faults",
-            plan,
-        ],
-    );
+    let run = sb.run_cases("a5", "0,1", &[&ids[0]], &["--retries", "2", "--faults", plan]);
     run.expect_code(1);
     let r = run.report();
     assert_eq!(attempts(&r, &ids[0]), [AttemptOutcome::Crashed; 3]);
@@ -100,31 +54,13 @@ fn a_crash_on_every_retry_ends_crashed_after_the_bounded_retries() {
 #[test]
 fn a_stall_past_the_case_timeout_is_timed_out_and_retried() {
     let sb = Sandbox::new();
-    let ids = list(&sb, "a5", &["--case", "VectorAdd"]);
-    let args = [
-        "--devices",
-        "0,1",
-        "--case",
-        "VectorAdd",
-        "--case-timeout",
-        "1",
-        "--faults",
-        "dev=0:stall@2",
-    ];
-    let run = sb.run("a5", &args);
-    run.expect_code(0);
-    let r = run.report();
-    assert_consistent(&r);
-    assert_eq!(
-        attempts(&r, &ids[1]),
-        [AttemptOutcome::TimedOut, AttemptOutcome::Passed]
-    );
-    assert_eq!(outcome(&r, &ids[1]), Outcome::Flaky);
+    let extra = ["--case-timeout", "1", "--faults", "dev=0:stall@2"];
+    let (ids, run) = sb.list_and_run("a5", "0,1", &["VectorAdd"], &extra);
+    let r = run.consistent_report(0);
+    assert_retried_once(&r, &ids[1], AttemptOutcome::TimedOut);
     let first = &case(&r, &ids[1]).attempts[0];
     assert!(first.duration_ms >= 1000, "{first:?}");
-    for id in ids.iter().filter(|i| **i != ids[1]) {
-        assert_eq!(attempts(&r, id), [AttemptOutcome::Passed], "{id}");
-    }
+    assert_others_passed_once(&r, &ids, &ids[1]);
     assert!(health(&r, 0).contains(&HealthKind::FreshProcess), "lane replaced");
     let exits: Vec<_> = run
         .journal()
@@ -136,43 +72,28 @@ fn a_stall_past_the_case_timeout_is_timed_out_and_retried() {
         "the stalled lane and its replacement exited: {exits:?}"
     );
     assert!(
-        sink_reads(&run, 0).len() >= 2,
+        run.sink_reads(Some(0)).len() >= 2,
         "the sink is read after the timeout too"
     );
     assert!(sink_files_left(&run).is_empty());
 }
 
-/// Runs with the lane pause hook at `point`, kills the paused lane with SIGKILL, and returns the
-/// run and the case the lane paused at.
-fn kill_at(sb: &Sandbox, point: &str, args: &[&str]) -> (Run, String) {
-    let hook = sb.dir.path().join("hook");
-    std::fs::create_dir(&hook).unwrap();
-    let fifo = hook.join("announce");
-    rustix::fs::mknodat(
-        rustix::fs::CWD,
-        &fifo,
-        rustix::fs::FileType::Fifo,
-        0o600.into(),
-        0,
-    )
-    .unwrap();
-    let mut cmd = sb.command("a5", args);
+/// Lists the ids of `cases`, runs them on cards 0 and 1 (plus `extra`) with the lane pause hook at
+/// `point`, kills the paused lane with SIGKILL, and returns the ids, the run and the case the lane
+/// paused at.
+fn kill_at(sb: &Sandbox, point: &str, cases: &[&str], extra: &[&str]) -> (Vec<String>, Run, String) {
+    let ids = list(sb, "a5", &selectors(cases));
+    let hook = sb.pause_hook();
+    let mut cmd = sb.command("a5", &Sandbox::selection("0,1", cases, extra));
     cmd.arg("--test-hooks")
-        .env("ONBOARD_TEST_LANE_PAUSE", format!("{point}:{}", hook.display()));
+        .env("ONBOARD_TEST_LANE_PAUSE", hook.at(point));
     let child = cmd
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        BufReader::new(File::open(fifo).unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let _ = tx.send(line);
-    });
-    let line = rx
+    let line = hook
+        .announcement()
         .recv_timeout(Duration::from_secs(60))
         .unwrap_or_else(|_| panic!("no lane reached {point}"));
     let mut parts = line.split_whitespace();
@@ -185,7 +106,7 @@ fn kill_at(sb: &Sandbox, point: &str, args: &[&str]) -> (Run, String) {
     )
     .unwrap();
     let out = child.wait_with_output().unwrap();
-    (sb.finish(out), at_case)
+    (ids, sb.finish(out), at_case)
 }
 
 fn nothing_lost(run: &Run, ids: &[String]) {
@@ -207,8 +128,7 @@ fn nothing_lost(run: &Run, ids: &[String]) {
 #[test]
 fn sigkill_before_a_case_starts_loses_nothing() {
     let sb = Sandbox::new();
-    let ids = list(&sb, "a5", &["--case", "VectorAdd"]);
-    let (run, at) = kill_at(&sb, "before_case", &["--devices", "0,1", "--case", "VectorAdd"]);
+    let (ids, run, at) = kill_at(&sb, "before_case", &["VectorAdd"], &[]);
     run.expect_code(0);
     nothing_lost(&run, &ids);
     let r = run.report();
@@ -219,40 +139,19 @@ fn sigkill_before_a_case_starts_loses_nothing() {
 #[test]
 fn sigkill_during_a_case_is_a_crashed_attempt_then_a_retry() {
     let sb = Sandbox::new();
-    let ids = list(&sb, "a5", &["--case", "VectorAdd"]);
-    let (run, at) = kill_at(&sb, "during_case", &["--devices", "0,1", "--case", "VectorAdd"]);
+    let (ids, run, at) = kill_at(&sb, "during_case", &["VectorAdd"], &[]);
     run.expect_code(0);
     nothing_lost(&run, &ids);
     let r = run.report();
-    assert_eq!(
-        attempts(&r, &at),
-        [AttemptOutcome::Crashed, AttemptOutcome::Passed]
-    );
-    assert_eq!(outcome(&r, &at), Outcome::Flaky);
-    for id in ids.iter().filter(|i| **i != at) {
-        assert_eq!(attempts(&r, id), [AttemptOutcome::Passed], "{id}");
-    }
+    assert_retried_once(&r, &at, AttemptOutcome::Crashed);
+    assert_others_passed_once(&r, &ids, &at);
 }
 
 #[test]
 fn sigkill_between_a_result_and_the_next_assignment_loses_nothing() {
     let sb = Sandbox::new();
-    let ids = list(
-        &sb,
-        "a5",
-        &["--case", "VectorAdd", "--case", "Matmul", "--case", "Softmax"],
-    );
-    let args = [
-        "--devices",
-        "0,1",
-        "--case",
-        "VectorAdd",
-        "--case",
-        "Matmul",
-        "--case",
-        "Softmax",
-    ];
-    let (run, _) = kill_at(&sb, "after_result", &args);
+    let classes = ["VectorAdd", "Matmul", "Softmax"];
+    let (ids, run, _) = kill_at(&sb, "after_result", &classes, &[]);
     run.expect_code(0);
     nothing_lost(&run, &ids);
     let r = run.report();
@@ -268,16 +167,11 @@ fn sigkill_between_a_result_and_the_next_assignment_loses_nothing() {
 #[test]
 fn sigkill_while_writing_the_sink_loses_nothing() {
     let sb = Sandbox::new();
-    let ids = list(&sb, "a5", &["--case", "VectorAdd"]);
-    assert!(ids.len() >= 4, "{ids:?}");
     // The reset after the op-timeout fails, so the lane escalates and writes the sink; it is
     // killed after the first record.
     let plan = "dev=0:op_timeout@1;dev=0:force_reset_fail=3";
-    let (run, _) = kill_at(
-        &sb,
-        "sink_write",
-        &["--devices", "0,1", "--case", "VectorAdd", "--faults", plan],
-    );
+    let (ids, run, _) = kill_at(&sb, "sink_write", &["VectorAdd"], &["--faults", plan]);
+    assert!(ids.len() >= 4, "{ids:?}");
     run.expect_code(0);
     nothing_lost(&run, &ids);
     let r = run.report();
@@ -285,7 +179,7 @@ fn sigkill_while_writing_the_sink_loses_nothing() {
     for id in &ids[1..] {
         assert_eq!(attempts(&r, id), [AttemptOutcome::Passed], "{id}");
     }
-    let reads = sink_reads(&run, 0);
+    let reads = run.sink_reads(Some(0));
     assert!(
         reads.iter().any(|s| s.len() == 1),
         "the partial sink (one record) was read: {reads:?}"
@@ -299,23 +193,9 @@ fn sigkill_while_writing_the_sink_loses_nothing() {
 #[test]
 fn a_lane_stuck_outside_a_case_is_timed_out_by_the_watchdog() {
     let sb = Sandbox::new();
-    let ids = list(&sb, "a5", &["--case", "VectorAdd"]);
-    let run = sb.run(
-        "a5",
-        &[
-            "--devices",
-            "0,1",
-            "--case",
-            "VectorAdd",
-            "--case-timeout",
-            "0.5",
-            "--faults",
-            "dev=0:init_delay_ms=2000",
-        ],
-    );
-    run.expect_code(0);
-    let r = run.report();
-    assert_consistent(&r);
+    let extra = ["--case-timeout", "0.5", "--faults", "dev=0:init_delay_ms=2000"];
+    let (ids, run) = sb.list_and_run("a5", "0,1", &["VectorAdd"], &extra);
+    let r = run.consistent_report(0);
     assert_eq!(r.cases.len(), ids.len(), "nothing lost");
     let head = case(&r, &ids[0]);
     assert_eq!(

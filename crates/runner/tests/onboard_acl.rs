@@ -60,6 +60,13 @@ fn run(sb: &Sandbox, mut cmd: Command) -> Run {
     sb.finish(out)
 }
 
+/// A `--platform onboard` run of `args` with `ONBOARD_ACL_LIB` set to `lib`.
+fn run_onboard(sb: &Sandbox, lib: &Path, args: &[&str]) -> Run {
+    let mut cmd = suite(sb, "a5", "onboard", args);
+    cmd.env("ONBOARD_ACL_LIB", lib);
+    run(sb, cmd)
+}
+
 /// Every health event kind of the run, over all cards.
 fn kinds(r: &RunReport) -> BTreeSet<String> {
     r.devices_health
@@ -113,9 +120,7 @@ fn the_built_in_suite_with_faults_matches_the_sim_platform() {
     let sim_report = sim.report();
 
     let acl_box = Sandbox::new();
-    let mut cmd = suite(&acl_box, "a5", "onboard", &args);
-    cmd.env("ONBOARD_ACL_LIB", &lib);
-    let acl = run(&acl_box, cmd);
+    let acl = run_onboard(&acl_box, &lib, &args);
     acl.expect_code(0);
     let acl_report = acl.report();
 
@@ -162,9 +167,7 @@ fn a_multi_card_case_matches_the_sim_platform() {
     let sim = run(&sim_box, suite(&sim_box, "a5", "sim", &args));
     sim.expect_code(0);
     let acl_box = Sandbox::new();
-    let mut cmd = suite(&acl_box, "a5", "onboard", &args);
-    cmd.env("ONBOARD_ACL_LIB", &lib);
-    let acl = run(&acl_box, cmd);
+    let acl = run_onboard(&acl_box, &lib, &args);
     assert_eq!(acl.code, sim.code, "{}", acl.dump());
     let (sim_report, acl_report) = (sim.report(), acl.report());
     assert_consistent(&acl_report);
@@ -192,9 +195,7 @@ fn a_fault_on_the_second_card_of_a_multi_card_case_matches_the_sim_platform() {
     let sim = run(&sim_box, suite(&sim_box, "a5", "sim", &args));
     sim.expect_code(0);
     let acl_box = Sandbox::new();
-    let mut cmd = suite(&acl_box, "a5", "onboard", &args);
-    cmd.env("ONBOARD_ACL_LIB", &lib);
-    let acl = run(&acl_box, cmd);
+    let acl = run_onboard(&acl_box, &lib, &args);
     acl.expect_code(0);
     let (sim_report, acl_report) = (sim.report(), acl.report());
     assert_consistent(&acl_report);
@@ -274,9 +275,7 @@ fn without_cann_the_run_stops_naming_the_search_path() {
 fn a_missing_library_file_is_named() {
     let sb = Sandbox::new();
     let missing = sb.dir.path().join("libascendcl.so");
-    let mut cmd = suite(&sb, "a5", "onboard", &["--devices", "0"]);
-    cmd.env("ONBOARD_ACL_LIB", &missing);
-    let r = run(&sb, cmd);
+    let r = run_onboard(&sb, &missing, &["--devices", "0"]);
     expect_one_line_usage_error(&r, &["ONBOARD_ACL_LIB", &missing.display().to_string()]);
 }
 
@@ -285,9 +284,7 @@ fn a_file_that_is_not_a_library_is_named() {
     let sb = Sandbox::new();
     let bogus = sb.dir.path().join("libascendcl.so");
     std::fs::write(&bogus, "not an ELF file\n").unwrap();
-    let mut cmd = suite(&sb, "a5", "onboard", &["--devices", "0"]);
-    cmd.env("ONBOARD_ACL_LIB", &bogus);
-    let r = run(&sb, cmd);
+    let r = run_onboard(&sb, &bogus, &["--devices", "0"]);
     expect_one_line_usage_error(&r, &["cannot load", &bogus.display().to_string()]);
 }
 
@@ -295,9 +292,7 @@ fn a_file_that_is_not_a_library_is_named() {
 fn a_library_that_is_not_cann_is_named() {
     let sb = Sandbox::new();
     let libc = libc_path();
-    let mut cmd = suite(&sb, "a5", "onboard", &["--devices", "0"]);
-    cmd.env("ONBOARD_ACL_LIB", &libc);
-    let r = run(&sb, cmd);
+    let r = run_onboard(&sb, &libc, &["--devices", "0"]);
     expect_one_line_usage_error(
         &r,
         &["not a CANN runtime", "aclInit", &libc.display().to_string()],
@@ -308,9 +303,7 @@ fn a_library_that_is_not_cann_is_named() {
 fn a_library_missing_symbols_names_them() {
     let sb = Sandbox::new();
     let lib = partial_cann(sb.dir.path());
-    let mut cmd = suite(&sb, "a5", "onboard", &["--devices", "0"]);
-    cmd.env("ONBOARD_ACL_LIB", &lib);
-    let r = run(&sb, cmd);
+    let r = run_onboard(&sb, &lib, &["--devices", "0"]);
     expect_one_line_usage_error(
         &r,
         &[
@@ -330,14 +323,7 @@ fn a_fault_plan_on_a_cann_without_fault_injection_is_refused() {
         .map(|s| format!("int {s}(void) {{ return 0; }}\n"))
         .collect();
     let lib = compile(sb.dir.path(), "libstubcann.so", &stubs);
-    let mut cmd = suite(
-        &sb,
-        "a5",
-        "onboard",
-        &["--devices", "0", "--faults", "dev=0:crash@1"],
-    );
-    cmd.env("ONBOARD_ACL_LIB", &lib);
-    let r = run(&sb, cmd);
+    let r = run_onboard(&sb, &lib, &["--devices", "0", "--faults", "dev=0:crash@1"]);
     expect_one_line_usage_error(&r, &["--faults", "libsim_acl.so", &lib.display().to_string()]);
 }
 

@@ -10,22 +10,9 @@ use runner::report::model::{AttemptOutcome, HealthKind, Outcome};
 #[test]
 fn op_timeout_in_a_pooled_case_costs_one_retry_and_nothing_else() {
     let sb = Sandbox::new();
-    let ids = list(&sb, "a5", &["--case", "VectorAdd"]);
+    let (ids, run) = sb.run_faulted("a5", &["VectorAdd"], "dev=0:op_timeout@2");
     assert!(ids.len() >= 3, "{ids:?}");
-    let run = sb.run(
-        "a5",
-        &[
-            "--devices",
-            "0,1",
-            "--case",
-            "VectorAdd",
-            "--faults",
-            "dev=0:op_timeout@2",
-        ],
-    );
-    run.expect_code(0);
-    let r = run.report();
-    assert_consistent(&r);
+    let r = run.consistent_report(0);
     assert_eq!(r.summary.skipped, 0);
     let trigger = &ids[1];
     let t = case(&r, trigger);
@@ -66,21 +53,8 @@ fn op_timeout_in_a_pooled_case_costs_one_retry_and_nothing_else() {
 #[test]
 fn a_golden_mismatch_fails_after_exactly_one_attempt() {
     let sb = Sandbox::new();
-    let ids = list(&sb, "a5", &["--case", "VectorAdd"]);
-    let run = sb.run(
-        "a5",
-        &[
-            "--devices",
-            "0,1",
-            "--case",
-            "VectorAdd",
-            "--faults",
-            "dev=0:corrupt@1",
-        ],
-    );
-    run.expect_code(1);
-    let r = run.report();
-    assert_consistent(&r);
+    let (ids, run) = sb.run_faulted("a5", &["VectorAdd"], "dev=0:corrupt@1");
+    let r = run.consistent_report(1);
     let c = case(&r, &ids[0]);
     assert_eq!(c.outcome, Outcome::Failed);
     assert_eq!(c.attempts.len(), 1, "a mismatch is never retried");
@@ -121,16 +95,10 @@ fn a_golden_mismatch_fails_after_exactly_one_attempt() {
 #[test]
 fn a2a3_drain_false_negative_with_failing_resets_reruns_the_sink_in_a_fresh_lane() {
     let sb = Sandbox::new();
-    let ids = list(&sb, "a2a3", &["--case", "VectorAdd"]);
-    assert!(ids.len() >= 3, "{ids:?}");
     let plan = "dev=0:op_timeout@2;dev=0:drain=false_negative;dev=0:force_reset_fail=3";
-    let run = sb.run(
-        "a2a3",
-        &["--devices", "0,1", "--case", "VectorAdd", "--faults", plan],
-    );
-    run.expect_code(0);
-    let r = run.report();
-    assert_consistent(&r);
+    let (ids, run) = sb.run_faulted("a2a3", &["VectorAdd"], plan);
+    assert!(ids.len() >= 3, "{ids:?}");
+    let r = run.consistent_report(0);
     assert_eq!(r.summary.skipped, 0, "none skipped");
     let t = case(&r, &ids[1]);
     assert_eq!(t.outcome, Outcome::Flaky, "{:?}", t.attempts);
@@ -148,17 +116,7 @@ fn a2a3_drain_false_negative_with_failing_resets_reruns_the_sink_in_a_fresh_lane
             "{id}: never attempted on the poisoned context"
         );
     }
-    let sunk: Vec<String> = run
-        .journal()
-        .into_iter()
-        .filter_map(|e| match e {
-            runner::report::model::Event::SinkRead {
-                device: 0, selectors, ..
-            } => Some(selectors),
-            _ => None,
-        })
-        .flatten()
-        .collect();
+    let sunk: Vec<String> = run.sink_reads(Some(0)).concat();
     // Every case after the trigger was in the sink (and none before it).
     for id in &ids[2..] {
         assert!(
@@ -185,20 +143,8 @@ fn a2a3_drain_false_negative_with_failing_resets_reruns_the_sink_in_a_fresh_lane
 #[test]
 fn a_dead_card_is_quarantined_and_its_classes_finish_on_the_other_card() {
     let sb = Sandbox::new();
-    let args = [
-        "--devices",
-        "0,1",
-        "--case",
-        "VectorAdd",
-        "--case",
-        "Matmul",
-        "--faults",
-        "dev=1:dead",
-    ];
-    let run = sb.run("a5", &args);
-    run.expect_code(0);
-    let r = run.report();
-    assert_consistent(&r);
+    let run = sb.run_cases("a5", "0,1", &["VectorAdd", "Matmul"], &["--faults", "dev=1:dead"]);
+    let r = run.consistent_report(0);
     for c in &r.cases {
         assert_eq!(c.outcome, Outcome::Passed, "{}: {:?}", c.id, c.attempts);
         assert!(c.attempts.iter().all(|a| a.device == Some(0)), "{}", c.id);
@@ -212,20 +158,8 @@ fn a_dead_card_is_quarantined_and_its_classes_finish_on_the_other_card() {
 #[test]
 fn a_multi_card_case_on_a_dead_card_ends_failed_and_the_run_ends() {
     let sb = Sandbox::new();
-    let run = sb.run(
-        "a5",
-        &[
-            "--devices",
-            "0,1",
-            "--case",
-            "MultiCard",
-            "--faults",
-            "dev=1:dead",
-        ],
-    );
-    run.expect_code(1);
-    let r = run.report();
-    assert_consistent(&r);
+    let run = sb.run_cases("a5", "0,1", &["MultiCard"], &["--faults", "dev=1:dead"]);
+    let r = run.consistent_report(1);
     assert!(!r.cases.is_empty());
     for c in &r.cases {
         assert_eq!(c.outcome, Outcome::Failed, "{}: {:?}", c.id, c.attempts);
@@ -275,23 +209,8 @@ fn a_multi_card_case_on_a_dead_card_ends_failed_and_the_run_ends() {
 #[test]
 fn every_card_quarantined_ends_every_case_failed_and_loses_nothing() {
     let sb = Sandbox::new();
-    let ids = list(&sb, "a5", &["--case", "VectorAdd", "--case", "Matmul"]);
-    let run = sb.run(
-        "a5",
-        &[
-            "--devices",
-            "0,1",
-            "--case",
-            "VectorAdd",
-            "--case",
-            "Matmul",
-            "--faults",
-            "dev=*:dead",
-        ],
-    );
-    run.expect_code(1);
-    let r = run.report();
-    assert_consistent(&r);
+    let (ids, run) = sb.run_faulted("a5", &["VectorAdd", "Matmul"], "dev=*:dead");
+    let r = run.consistent_report(1);
     let got: Vec<&str> = r.cases.iter().map(|c| c.id.as_str()).collect();
     assert_eq!(got, ids, "every selected case is in the report");
     assert_eq!(r.summary.failed, ids.len() as u64, "{:?}", r.summary);
@@ -317,17 +236,8 @@ fn every_card_quarantined_ends_every_case_failed_and_loses_nothing() {
 #[test]
 fn health_events_are_timed_when_they_happened() {
     let sb = Sandbox::new();
-    let run = sb.run(
-        "a5",
-        &[
-            "--devices",
-            "0",
-            "--case",
-            "AicoreOpTimeout",
-            "--faults",
-            "dev=0:init_delay_ms=300",
-        ],
-    );
+    let plan = ["--faults", "dev=0:init_delay_ms=300"];
+    let run = sb.run_cases("a5", "0", &["AicoreOpTimeout"], &plan);
     run.expect_code(0);
     let r = run.report();
     let c = &r.cases[0];
@@ -363,24 +273,9 @@ fn health_events_are_timed_when_they_happened() {
 fn fresh_process_is_recorded_only_after_an_unclean_exit_or_for_the_sink() {
     let sb = Sandbox::new();
     let plan = "dev=0:op_timeout@1;dev=0:force_reset_fail=3";
-    let run = sb.run(
-        "a5",
-        &[
-            "--devices",
-            "0",
-            "--case",
-            "VectorAdd",
-            "--case",
-            "Matmul",
-            "--case",
-            "Softmax",
-            "--faults",
-            plan,
-        ],
-    );
-    run.expect_code(0);
-    let r = run.report();
-    assert_consistent(&r);
+    let classes = ["VectorAdd", "Matmul", "Softmax"];
+    let run = sb.run_cases("a5", "0", &classes, &["--faults", plan]);
+    let r = run.consistent_report(0);
     let lanes = run
         .journal()
         .iter()

@@ -15,14 +15,7 @@ const ESCALATE: &str = "dev=0:op_timeout@1;dev=0:force_reset_fail=3";
 
 /// Every case id the journal mentions anywhere (text search), and the sink's selectors.
 fn sunk(run: &Run) -> Vec<String> {
-    run.journal()
-        .into_iter()
-        .filter_map(|e| match e {
-            Event::SinkRead { selectors, .. } => Some(selectors),
-            _ => None,
-        })
-        .flatten()
-        .collect()
+    run.sink_reads(None).concat()
 }
 
 /// Asserts `excluded` cases are nowhere: not in the report, the journal (any event), the sink's
@@ -147,21 +140,8 @@ fn a_skip_never_reaches_the_sink_or_a_retry() {
     let sb = Sandbox::new();
     // One card, so MultiCard (two cards) is a legitimate skip; the op-timeout's reset fails, so
     // the lane escalates and writes its sink.
-    let run = sb.run(
-        "a5",
-        &[
-            "--devices",
-            "0",
-            "--case",
-            "MultiCard",
-            "--case",
-            "VectorAdd",
-            "--case",
-            "BlockDimSweep",
-            "--faults",
-            ESCALATE,
-        ],
-    );
+    let classes = ["MultiCard", "VectorAdd", "BlockDimSweep"];
+    let run = sb.run_cases("a5", "0", &classes, &["--faults", ESCALATE]);
     let r = run.report();
     assert_consistent(&r);
     let multi: Vec<_> = r.cases.iter().filter(|c| c.class == "MultiCard").collect();

@@ -4,8 +4,11 @@
 //! helpers to read what a run left behind.
 #![allow(dead_code)]
 
+use std::fs::File;
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::sync::mpsc;
 
 use runner::report::model::{AttemptOutcome, Event, HealthKind, Outcome, RunReport};
 
@@ -93,6 +96,53 @@ impl Sandbox {
         self.finish(out)
     }
 
+    /// `--devices devices`, a `--case` per entry of `cases`, then `extra`.
+    pub fn selection<'a>(devices: &'a str, cases: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {
+        let mut args = vec!["--devices", devices];
+        args.extend(selectors(cases));
+        args.extend_from_slice(extra);
+        args
+    }
+
+    /// A run of `cases` on `devices` (see [`Sandbox::selection`]).
+    pub fn run_cases(&self, arch: &str, devices: &str, cases: &[&str], extra: &[&str]) -> Run {
+        self.run(arch, &Self::selection(devices, cases, extra))
+    }
+
+    /// The ids `--list` gives for `cases`, then a run of them on `devices` with `extra`.
+    pub fn list_and_run(
+        &self,
+        arch: &str,
+        devices: &str,
+        cases: &[&str],
+        extra: &[&str],
+    ) -> (Vec<String>, Run) {
+        let ids = list(self, arch, &selectors(cases));
+        (ids, self.run_cases(arch, devices, cases, extra))
+    }
+
+    /// The ids of the `cases` selectors, then a run of them on cards 0 and 1 under fault `plan`.
+    pub fn run_faulted(&self, arch: &str, cases: &[&str], plan: &str) -> (Vec<String>, Run) {
+        self.list_and_run(arch, "0,1", cases, &["--faults", plan])
+    }
+
+    /// A fresh lane pause hook in this sandbox: its directory and the FIFO a paused lane
+    /// announces itself on.
+    pub fn pause_hook(&self) -> PauseHook {
+        let dir = self.dir.path().join("hook");
+        std::fs::create_dir(&dir).unwrap();
+        let fifo = dir.join("announce");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            0o600.into(),
+            0,
+        )
+        .unwrap();
+        PauseHook { dir, fifo }
+    }
+
     pub fn finish(&self, out: Output) -> Run {
         Run {
             code: out.status.code(),
@@ -103,7 +153,57 @@ impl Sandbox {
     }
 }
 
+/// The lane pause hook of `--test-hooks` (`ONBOARD_TEST_LANE_PAUSE=<point>:<dir>`): a paused lane
+/// writes `<pid> <point> <case>` to the FIFO `dir/announce`.
+pub struct PauseHook {
+    pub dir: PathBuf,
+    pub fifo: PathBuf,
+}
+
+impl PauseHook {
+    /// The `ONBOARD_TEST_LANE_PAUSE` value that pauses lanes at `point`.
+    pub fn at(&self, point: &str) -> String {
+        format!("{point}:{}", self.dir.display())
+    }
+
+    /// The first announcement line, read on a thread of its own (the FIFO open blocks until a lane
+    /// opens it for writing).
+    pub fn announcement(&self) -> mpsc::Receiver<String> {
+        let fifo = self.fifo.clone();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            BufReader::new(File::open(fifo).unwrap())
+                .read_line(&mut line)
+                .unwrap();
+            let _ = tx.send(line);
+        });
+        rx
+    }
+}
+
 impl Run {
+    /// Panics unless the run exited with `code`; then its report, whose counts add up.
+    pub fn consistent_report(&self, code: i32) -> RunReport {
+        self.expect_code(code);
+        let r = self.report();
+        assert_consistent(&r);
+        r
+    }
+
+    /// The selectors of every sink read in the journal, of card `device` only when given.
+    pub fn sink_reads(&self, device: Option<u32>) -> Vec<Vec<String>> {
+        self.journal()
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::SinkRead {
+                    device: d, selectors, ..
+                } if device.map_or(true, |want| want == d) => Some(selectors),
+                _ => None,
+            })
+            .collect()
+    }
+
     pub fn report(&self) -> RunReport {
         runner::report::read_report(&self.report_dir.join("report.json")).unwrap_or_else(|e| {
             panic!(
@@ -151,6 +251,19 @@ pub fn attempts(r: &RunReport, id: &str) -> Vec<AttemptOutcome> {
     case(r, id).attempts.iter().map(|a| a.outcome).collect()
 }
 
+/// Asserts case `id` failed its first attempt as `first`, passed its retry and ends flaky.
+pub fn assert_retried_once(r: &RunReport, id: &str, first: AttemptOutcome) {
+    assert_eq!(attempts(r, id), [first, AttemptOutcome::Passed], "{id}");
+    assert_eq!(outcome(r, id), Outcome::Flaky, "{id}");
+}
+
+/// Asserts every case of `ids` but `except` passed at its one attempt.
+pub fn assert_others_passed_once(r: &RunReport, ids: &[String], except: &str) {
+    for id in ids.iter().filter(|i| *i != except) {
+        assert_eq!(attempts(r, id), [AttemptOutcome::Passed], "{id}");
+    }
+}
+
 /// Health event kinds of card `device`, in order.
 pub fn health(r: &RunReport, device: u32) -> Vec<HealthKind> {
     r.devices_health
@@ -163,6 +276,11 @@ pub fn health(r: &RunReport, device: u32) -> Vec<HealthKind> {
 pub fn assert_consistent(r: &RunReport) {
     assert!(r.summary.is_consistent(), "{:?}", r.summary);
     assert_eq!(r.summary.total as usize, r.cases.len());
+}
+
+/// A `--case` flag per entry of `cases`.
+pub fn selectors<'a>(cases: &[&'a str]) -> Vec<&'a str> {
+    cases.iter().flat_map(|c| ["--case", *c]).collect()
 }
 
 /// The ids of every case `--list` prints for `args`.
