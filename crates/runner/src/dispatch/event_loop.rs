@@ -628,8 +628,8 @@ impl Dispatcher {
                 at_ms,
                 id,
                 reason: format!(
-                    "attempt {attempt} failed with a device-class error; retry {attempt} of {} on a \
-                     freshly reset card",
+                    "attempt {attempt} failed with a device-class error; retry {attempt} of {} on \
+                     the next healthy card free for it (the force-reset card or another one)",
                     self.settings.retries
                 ),
             });
