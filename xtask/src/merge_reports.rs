@@ -9,13 +9,10 @@
 //! those), 2 for bad input (a missing directory or report, an unreadable report, a case present in
 //! two partitions, runs that disagree on arch, platform or `--flaky-result`), with a one-line error.
 
-use std::error::Error as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use runner::report::{
-    merge, read_run_dirs, render_summary, write_merged, ReportError, JUNIT_XML, REPORT_JSON,
-};
+use runner::report::{merge, read_run_dirs, render_summary, write_merged, JUNIT_XML, REPORT_JSON};
 
 /// Arguments.
 #[derive(Debug, clap::Args)]
@@ -36,18 +33,6 @@ fn default_out() -> PathBuf {
         .join("merged")
 }
 
-/// The error and its causes on one line.
-fn one_line(err: &ReportError) -> String {
-    let mut s = err.to_string();
-    let mut cause = err.source();
-    while let Some(c) = cause {
-        s.push_str(": ");
-        s.push_str(&c.to_string());
-        cause = c.source();
-    }
-    s.replace('\n', " ")
-}
-
 /// Runs the command.
 pub fn run(args: Args) -> ExitCode {
     let out = args.out.unwrap_or_else(default_out);
@@ -55,7 +40,7 @@ pub fn run(args: Args) -> ExitCode {
     let merged = match merged.and_then(|m| write_merged(&out, &m).map(|()| m)) {
         Ok(m) => m,
         Err(e) => {
-            eprintln!("merge-reports: failed to {}", one_line(&e));
+            eprintln!("merge-reports: failed to {}", runner::app::error_chain(&e));
             return ExitCode::from(2);
         }
     };
