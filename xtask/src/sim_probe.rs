@@ -12,19 +12,18 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
+use std::sync::Arc;
 use std::time::Duration;
 
-use platform_common::driver::{AicpuTask, KernelHandle, LaunchOrigin, Stream};
 use platform_common::kernel::load_builtin;
 use platform_common::lease::{DeviceLease, LeaseConfig};
+use platform_common::runner_base::RawWorker;
 use platform_common::sim::{start_run, FaultPlan, SimConfig, SimDriver};
 use platform_common::timeouts::{TimeoutProfile, Timeouts};
 use platform_common::{Arch, DeviceId, Driver, DriverError};
 
 /// The card the probe uses.
 const CARD: DeviceId = 0;
-/// Cores the a5 run maps registers for.
-const MAPPED_CORES: u32 = 4;
 
 /// Arguments.
 #[derive(Debug, clap::Args)]
@@ -174,14 +173,6 @@ fn show(e: &DriverError) -> String {
     format!("{} {}", e.call, e.code)
 }
 
-/// One init of the seed's worker: the streams and the two kernels.
-struct Session {
-    aicore: Stream,
-    aicpu: Stream,
-    hang: KernelHandle,
-    noop: KernelHandle,
-}
-
 struct Prober<'a> {
     cfg: &'a SimConfig,
     hang: platform_common::kernel::KernelBlob,
@@ -213,59 +204,31 @@ impl<'a> Prober<'a> {
         Ok(tally)
     }
 
-    /// The seed's init. A failing op-execute timeout is logged, not fatal, as on hardware.
-    fn init(&self, drv: &SimDriver, logged: &mut Vec<String>) -> Result<Session, DriverError> {
-        drv.set_device(CARD)?;
-        let us = u64::try_from(self.cfg.timeouts.op_execute.as_micros()).unwrap_or(u64::MAX);
-        if let Err(e) = drv.set_op_execute_timeout(us) {
-            logged.push(show(&e));
-        }
-        let aicore = drv.create_stream()?;
-        let aicpu = drv.create_stream()?;
-        if self.cfg.arch == Arch::A2a3 {
-            drv.hal_mem_ctl(CARD)?;
-        }
-        Ok(Session {
-            aicore,
-            aicpu,
-            hang: drv.register_kernel(&self.hang)?,
-            noop: drv.register_kernel(&self.noop)?,
-        })
-    }
-
-    /// The seed's run of one kernel.
-    fn run(&self, drv: &SimDriver, s: &Session, kernel: KernelHandle) -> Result<(), DriverError> {
-        if self.cfg.arch == Arch::A5 {
-            for core in 0..MAPPED_CORES {
-                drv.hal_res_map(CARD, core)?;
-            }
-        }
-        let args = drv.malloc(64)?;
-        drv.launch_aicore(s.aicore, kernel, 1, &[], LaunchOrigin::Case)?;
-        drv.launch_aicpu(s.aicpu, AicpuTask { aicore: s.aicore })?;
-        let sync_ms = self.cfg.timeouts.stream_sync_ms();
-        drv.synchronize_stream_with_timeout(s.aicpu, sync_ms)?;
-        drv.synchronize_stream_with_timeout(s.aicore, sync_ms)?;
-        drv.free(args)
+    /// The seed's naive worker opened on `drv`; what init logged and went on from goes to `logged`.
+    fn open(&self, drv: &Arc<SimDriver>, logged: &mut Vec<String>) -> Result<RawWorker, DriverError> {
+        let mut errors = Vec::new();
+        let worker = RawWorker::open(drv.clone(), self.cfg.arch, CARD, &self.cfg.timeouts, &mut errors);
+        logged.extend(errors.iter().map(show));
+        worker
     }
 
     /// A fresh driver, init, and the hang (which must fail).
-    fn hang_first(&self, o: &mut Outcome) -> anyhow::Result<(SimDriver, Session)> {
-        let drv = SimDriver::new(self.cfg.clone());
-        let s = self
-            .init(&drv, &mut o.logged)
+    fn hang_first(&self, o: &mut Outcome) -> anyhow::Result<(Arc<SimDriver>, RawWorker)> {
+        let drv = Arc::new(SimDriver::new(self.cfg.clone()));
+        let w = self
+            .open(&drv, &mut o.logged)
             .map_err(|e| anyhow::anyhow!("the first init failed: {e}"))?;
-        match self.run(&drv, &s, s.hang) {
+        match w.run(&self.hang, 1) {
             Ok(()) => anyhow::bail!("the hang kernel was not reaped"),
             Err(e) => o.hang = Some(show(&e)),
         }
-        Ok((drv, s))
+        Ok((drv, w))
     }
 
     fn raw(&self) -> anyhow::Result<Outcome> {
         let mut o = Outcome::default();
-        let (drv, s) = self.hang_first(&mut o)?;
-        o.failed = self.run(&drv, &s, s.noop).err().map(|e| show(&e));
+        let (_drv, w) = self.hang_first(&mut o)?;
+        o.failed = w.run(&self.noop, 1).err().map(|e| show(&e));
         Ok(o)
     }
 
@@ -275,7 +238,7 @@ impl<'a> Prober<'a> {
         if let Err(e) = drv.reset_device(CARD) {
             o.logged.push(show(&e));
         }
-        o.failed = self.init(&drv, &mut o.logged).err().map(|e| show(&e));
+        o.failed = self.open(&drv, &mut o.logged).err().map(|e| show(&e));
         Ok(o)
     }
 
@@ -285,10 +248,7 @@ impl<'a> Prober<'a> {
         let lease = DeviceLease::acquire(locks, CARD, "sim-probe")?;
         o.failed = drv
             .reset_device_force(&lease)
-            .and_then(|()| {
-                let s = self.init(&drv, &mut o.logged)?;
-                self.run(&drv, &s, s.noop)
-            })
+            .and_then(|()| self.open(&drv, &mut o.logged)?.run(&self.noop, 1))
             .err()
             .map(|e| show(&e));
         Ok(o)
@@ -325,9 +285,8 @@ impl<'a> Prober<'a> {
 /// The fresh process: init and noop on a new driver; prints one JSON line.
 fn fresh_child(cfg: SimConfig) -> ExitCode {
     let result = Prober::new(&cfg).map(|p| {
-        let drv = SimDriver::new(cfg.clone());
-        let mut logged = Vec::new();
-        p.init(&drv, &mut logged).and_then(|s| p.run(&drv, &s, s.noop))
+        let drv = Arc::new(SimDriver::new(cfg.clone()));
+        p.open(&drv, &mut Vec::new()).and_then(|w| w.run(&p.noop, 1))
     });
     let line = match result {
         Ok(Ok(())) => serde_json::json!({ "ok": true }),

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::arch::Arch;
-use crate::driver::{AicpuTask, DeviceId, Driver, DriverCall, KernelArg, LaunchOrigin};
+use crate::driver::{DeviceId, Driver, DriverCall};
 use crate::error::Code;
 use crate::error::DriverError;
 use crate::health::{HealthEvent, HealthSubscriber};
@@ -32,6 +32,7 @@ use crate::timeouts::Timeouts;
 use super::config::RunnerConfig;
 use super::errors::{FinalizeError, InitError, RunError};
 use super::finalize::FinalizeReport;
+use super::raw_worker::RawWorker;
 use super::request::{RunOutput, RunRequest};
 use super::runner::DeviceRunner;
 
@@ -304,65 +305,6 @@ impl RawProbe {
     }
 }
 
-/// A naive worker of the seed, on the raw driver: no guard, no drain, no reset. Each run does
-/// what the seed's worker did per test: a5 maps registers first (one `halResMap` per core), then
-/// the run's callable buffer (block dim and arguments, the a2a3 CI's "ChipCallable buffer") is
-/// allocated with `aclrtMalloc` and filled, the case's kernel is registered, launched AICore then
-/// AICPU, both streams synced, and the callable freed. So on a poisoned context an a5 run fails
-/// at `halResMap` (rc=62) and an a2a3 run at `aclrtMalloc` (507899), as the seed logged.
-struct RawWorker {
-    driver: Arc<dyn Driver>,
-    arch: Arch,
-    card: DeviceId,
-    aicpu: crate::driver::Stream,
-    aicore: crate::driver::Stream,
-    sync_ms: u32,
-}
-
-impl RawWorker {
-    fn open(driver: Arc<dyn Driver>, arch: Arch, card: DeviceId, t: &Timeouts) -> Result<Self, DriverError> {
-        let _ = driver.init();
-        driver.set_device(card)?;
-        let _ = driver.set_op_execute_timeout(t.op_execute_us());
-        if arch == Arch::A2a3 {
-            driver.hal_mem_ctl(card)?;
-        }
-        let aicpu = driver.create_stream()?;
-        let aicore = driver.create_stream()?;
-        Ok(Self {
-            driver,
-            arch,
-            card,
-            aicpu,
-            aicore,
-            sync_ms: t.stream_sync_ms(),
-        })
-    }
-
-    fn run(&self, blob: &KernelBlob, block_dim: u32) -> Result<(), DriverError> {
-        let d = self.driver.as_ref();
-        if self.arch == Arch::A5 {
-            for core in 0..block_dim {
-                d.hal_res_map(self.card, core)?;
-            }
-        }
-        let args = vec![KernelArg::Scalar(0); blob.meta().num_args as usize];
-        // The callable: the block dim, then one word per (scalar, zero) argument.
-        let callable: Vec<u8> = std::iter::once(u64::from(block_dim))
-            .chain(args.iter().map(|_| 0u64))
-            .flat_map(u64::to_le_bytes)
-            .collect();
-        let buffer = d.malloc(callable.len())?;
-        d.memcpy_to_device(buffer, &callable)?;
-        let handle = d.register_kernel(blob)?;
-        d.launch_aicore(self.aicore, handle, block_dim, &args, LaunchOrigin::Case)?;
-        d.launch_aicpu(self.aicpu, AicpuTask { aicore: self.aicore })?;
-        d.synchronize_stream_with_timeout(self.aicpu, self.sync_ms)?;
-        d.synchronize_stream_with_timeout(self.aicore, self.sync_ms)?;
-        d.free(buffer)
-    }
-}
-
 /// The seed's within-process probe on the raw driver: in a fresh process, hang then noop on one
 /// context.
 pub fn raw_hang_then_noop(bench: &SimBench, card: DeviceId) -> Result<RawProbe, TestkitError> {
@@ -390,7 +332,7 @@ pub fn raw_probe(
     hang: &KernelBlob,
     noop: &KernelBlob,
 ) -> Result<RawProbe, DriverError> {
-    let worker = RawWorker::open(driver, arch, card, timeouts)?;
+    let worker = RawWorker::open(driver, arch, card, timeouts, &mut Vec::new())?;
     Ok(RawProbe {
         hang: worker.run(hang, 1),
         noop: worker.run(noop, 1),
