@@ -17,9 +17,10 @@
 //! only a confirmed post-reset probe in this crate can construct. So the unusable flag can only be
 //! cleared by a probe that proved the card works.
 //!
-//! The runner crate above records these events into its reports and adds the kinds it owns
-//! ([`HealthEventKind::FreshProcess`], [`HealthEventKind::Quarantined`]); this state machine never
-//! emits those two.
+//! These are the only kinds of health event a runner's state machine knows. The runner crate
+//! above embeds each [`HealthEvent`] whole in its report's health record and adds, beside them,
+//! only the kinds that only it can see (a fresh lane process, a quarantine, a failed init); none
+//! of those is declared here.
 
 use std::fmt;
 use std::sync::mpsc::Sender;
@@ -75,9 +76,10 @@ impl fmt::Display for HealthState {
     }
 }
 
-/// What kind of thing happened to a card. Serialised as the event's `kind` field.
+/// What kind of thing happened to a card. Serialised as the event's `event` field (the name the
+/// runner's reports use for every health record).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(tag = "event", rename_all = "snake_case")]
 pub enum HealthEventKind {
     /// A launch, sync or other driver error poisoned the context (`call`/`code` say which).
     Poisoned,
@@ -107,18 +109,17 @@ pub enum HealthEventKind {
     },
     /// A probe confirmed the card: the unusable flag is cleared.
     Recovered {
-        /// Attempts it took.
+        /// Attempts it took (the number of the attempt whose probe confirmed; serialised as
+        /// `attempt`, as every reset step's number is).
+        #[serde(rename = "attempt")]
         attempts: u32,
     },
     /// No attempt confirmed: the card stays unusable in this process.
     ResetFailed {
-        /// Attempts made.
+        /// Attempts made (the number of the last one; serialised as `attempt`).
+        #[serde(rename = "attempt")]
         attempts: u32,
     },
-    /// A replacement lane process was started on the card (emitted by the runner crate only).
-    FreshProcess,
-    /// The card was taken out of the run (emitted by the runner crate only).
-    Quarantined,
 }
 
 /// One health event of one card.
@@ -128,7 +129,7 @@ pub struct HealthEvent {
     pub device: DeviceId,
     /// The runner's arch.
     pub arch: Arch,
-    /// What happened (flattened: `"kind": "force_reset", "attempt": 1, ...`).
+    /// What happened (flattened: `"event": "force_reset", "attempt": 1, ...`).
     #[serde(flatten)]
     pub kind: HealthEventKind,
     /// The driver call involved, when one is.
@@ -164,7 +165,7 @@ impl HealthEvent {
         self
     }
 
-    /// The `kind` tag as serialised (`poisoned`, `force_reset`, ...).
+    /// The `event` tag as serialised (`poisoned`, `force_reset`, ...).
     pub fn kind_name(&self) -> &'static str {
         match self.kind {
             HealthEventKind::Poisoned => "poisoned",
@@ -173,8 +174,6 @@ impl HealthEvent {
             HealthEventKind::Probe { .. } => "probe",
             HealthEventKind::Recovered { .. } => "recovered",
             HealthEventKind::ResetFailed { .. } => "reset_failed",
-            HealthEventKind::FreshProcess => "fresh_process",
-            HealthEventKind::Quarantined => "quarantined",
         }
     }
 }
@@ -618,7 +617,7 @@ mod tests {
         )
         .with_error(cause());
         let json = serde_json::to_value(&ev).unwrap();
-        assert_eq!(json["kind"], "force_reset");
+        assert_eq!(json["event"], "force_reset");
         assert_eq!(json["attempt"], 2);
         assert_eq!(json["rc"], 0);
         assert_eq!(json["duration_ms"], 17);
@@ -635,7 +634,7 @@ mod tests {
             "m",
         );
         let json = serde_json::to_value(&marked).unwrap();
-        assert_eq!(json["kind"], "marked_unusable");
+        assert_eq!(json["event"], "marked_unusable");
         assert_eq!(json["drain"], "reported_success");
         let failed = HealthEvent::new(
             1,
@@ -651,9 +650,10 @@ mod tests {
         assert_eq!(json["drain"]["failed"]["code"]["raw"], 507046);
         assert_eq!(json["drain"]["failed"]["code"]["space"], "acl");
         assert_eq!(serde_json::from_value::<HealthEvent>(json).unwrap(), failed);
-        let plain = HealthEvent::new(1, Arch::A5, HealthEventKind::Quarantined, "gone");
+        let plain = HealthEvent::new(1, Arch::A5, HealthEventKind::Recovered { attempts: 2 }, "back");
         let text = serde_json::to_string(&plain).unwrap();
-        assert!(text.contains(r#""kind":"quarantined""#), "{text}");
+        assert!(text.contains(r#""event":"recovered""#), "{text}");
+        assert!(text.contains(r#""attempt":2"#), "{text}");
         assert!(!text.contains("code"), "{text}");
         assert_eq!(serde_json::from_str::<HealthEvent>(&text).unwrap(), plain);
     }

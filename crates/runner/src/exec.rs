@@ -265,7 +265,7 @@ mod tests {
         // A driver error during a run marks the runner unusable whatever its code: device-runtime.
         let r = run_error_report(&RunError::Device(d), "launch 1");
         assert_eq!(r.class, FailureClass::DeviceRuntime);
-        assert_eq!(r.code, Some(100000));
+        assert_eq!(r.code, Some(platform_common::error::codes::INVALID_PARAM));
         let u = run_error_report(
             &RunError::Usage(platform_common::runner_base::UsageError::BlockDimZero),
             "launch 1",

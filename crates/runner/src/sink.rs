@@ -15,7 +15,7 @@ use std::io::{self, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-use platform_common::DeviceId;
+use platform_common::{Code, DeviceId};
 use serde::{Deserialize, Serialize};
 
 pub use crate::protocol::ENV_POISON_SINK;
@@ -31,8 +31,9 @@ pub struct SinkRecord {
     pub runtime: String,
     /// The card.
     pub device: DeviceId,
-    /// The raw code of the error that made the card unrecoverable in-process, if any.
-    pub code: Option<i32>,
+    /// The code (with its space) of the error that made the card unrecoverable in-process, if
+    /// any.
+    pub code: Option<Code>,
     /// Why, for people.
     pub reason: String,
 }
@@ -207,7 +208,7 @@ mod tests {
             case: case.into(),
             runtime: "rt".into(),
             device: 1,
-            code: Some(507899),
+            code: Some(platform_common::error::codes::RT_DRV_INTERNAL_ERROR),
             reason: "poisoned".into(),
         }
     }

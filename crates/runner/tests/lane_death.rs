@@ -8,7 +8,7 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use runner::report::model::{AttemptOutcome, Event, HealthKind, Outcome};
+use runner::report::model::{AttemptOutcome, Event, Outcome};
 
 fn sink_files_left(run: &Run) -> Vec<String> {
     std::fs::read_dir(&run.report_dir)
@@ -26,11 +26,7 @@ fn crash_inside_a_case_is_a_crashed_attempt_then_a_retry() {
     let r = run.consistent_report(0);
     assert_retried_once(&r, &ids[1], AttemptOutcome::Crashed);
     assert_others_passed_once(&r, &ids, &ids[1]);
-    assert!(
-        health(&r, 0).contains(&HealthKind::FreshProcess),
-        "{:?}",
-        health(&r, 0)
-    );
+    assert!(health(&r, 0).contains(&"fresh_process"), "{:?}", health(&r, 0));
     assert!(
         !run.sink_reads(Some(0)).is_empty(),
         "the sink is read after a crash too"
@@ -61,7 +57,7 @@ fn a_stall_past_the_case_timeout_is_timed_out_and_retried() {
     let first = &case(&r, &ids[1]).attempts[0];
     assert!(first.duration_ms >= 1000, "{first:?}");
     assert_others_passed_once(&r, &ids, &ids[1]);
-    assert!(health(&r, 0).contains(&HealthKind::FreshProcess), "lane replaced");
+    assert!(health(&r, 0).contains(&"fresh_process"), "lane replaced");
     let exits: Vec<_> = run
         .journal()
         .into_iter()
@@ -222,8 +218,8 @@ fn a_lane_stuck_outside_a_case_is_timed_out_by_the_watchdog() {
         assert_eq!(attempts(&r, id), [AttemptOutcome::Passed], "{id}");
     }
     let h = health(&r, 0);
-    assert!(h.contains(&HealthKind::FreshProcess), "lane replaced: {h:?}");
-    assert!(!h.contains(&HealthKind::Quarantined), "{h:?}");
+    assert!(h.contains(&"fresh_process"), "lane replaced: {h:?}");
+    assert!(!h.contains(&"quarantined"), "{h:?}");
 }
 
 /// A lane that exits 0 with its assignment unfinished died as much as a crashed one: it counts
@@ -241,7 +237,7 @@ fn lanes_that_exit_0_with_work_unfinished_count_as_deaths() {
     let r = run.report();
     assert_consistent(&r);
     let h = health(&r, 0);
-    assert_eq!(h.last(), Some(&HealthKind::Quarantined), "{h:?}\n{}", run.dump());
+    assert_eq!(h.last(), Some(&"quarantined"), "{h:?}\n{}", run.dump());
     let exits: Vec<_> = run
         .journal()
         .into_iter()
@@ -257,7 +253,7 @@ fn lanes_that_exit_0_with_work_unfinished_count_as_deaths() {
     );
     let fresh = r.devices_health["0"]
         .iter()
-        .filter(|e| e.event == HealthKind::FreshProcess)
+        .filter(|e| e.name() == "fresh_process")
         .count();
     assert_eq!(fresh, 3, "each replacement is a fresh process");
     for c in &r.cases {

@@ -36,13 +36,13 @@ fn summary_lists_counts_flaky_failed_skipped_and_card_stories() {
         "{text}"
     );
     assert!(
-        text.contains("  card 0: fresh process (pid 101) at 1.1 s\n"),
+        text.contains("  card 0: fresh process (pid 101) at 1.1 s (replacement lane)\n"),
         "{text}"
     );
     assert!(text.contains(
         "  card 1: poisoned by 507000 in Paged::b at 0.5 s -> marked unusable -> force reset (attempt 1, \
-         rc 0, 41 ms) -> probe ok -> recovered -> fresh process (pid 201) at 0.6 s -> fresh process \
-         (pid 202) at 0.6 s -> init failed with 507899 at 0.7 s (fresh lane could not init) -> \
+         rc 0, 41 ms) -> probe ok -> recovered -> fresh process (pid 201) at 0.6 s (replacement lane) -> \
+         fresh process (pid 202) at 0.6 s (replacement lane) -> init failed with 507899 at 0.7 s (fresh lane could not init) -> \
          quarantined at 0.7 s (fresh lane could not init)\n"
     ), "{text}");
 }

@@ -82,7 +82,14 @@ fn report_has_exactly_the_schema_keys() {
         .unwrap();
     assert_eq!(b["outcome"], "flaky");
     assert_eq!(b["attempts"][0]["error"]["class"], "device_runtime");
-    assert_eq!(b["attempts"][0]["error"]["code"], 507000);
+    assert_eq!(
+        b["attempts"][0]["error"]["code"],
+        serde_json::json!({ "space": "acl", "raw": 507000 })
+    );
+    assert_eq!(
+        b["attempts"][0]["error"]["call"],
+        "synchronize_stream_with_timeout"
+    );
     let skipped = v["cases"]
         .as_array()
         .unwrap()
@@ -110,16 +117,31 @@ fn report_has_exactly_the_schema_keys() {
     );
     assert_eq!(
         card1[0],
-        serde_json::json!({ "event": "poisoned", "at_ms": 515, "code": 507000, "case": "Paged::b",
-                            "detail": "op timeout" })
+        serde_json::json!({ "event": "poisoned", "at_ms": 515, "device": 1, "arch": "a5",
+                            "call": "synchronize_stream_with_timeout",
+                            "code": { "space": "acl", "raw": 507000 }, "case": "Paged::b",
+                            "detail": "op timeout", "unix_ms": 1_700_000_000_515_u64 })
     );
     assert_eq!(
         card1[2],
-        serde_json::json!({ "event": "force_reset", "at_ms": 520, "attempt": 1, "rc": 0, "duration_ms": 41 })
+        serde_json::json!({ "event": "force_reset", "at_ms": 520, "device": 1, "arch": "a5", "attempt": 1,
+                            "rc": 0, "duration_ms": 41, "detail": "force reset rc=0",
+                            "unix_ms": 1_700_000_000_520_u64 })
     );
     assert_eq!(
         card1[3],
-        serde_json::json!({ "event": "probe", "at_ms": 561, "ok": true })
+        serde_json::json!({ "event": "probe", "at_ms": 561, "device": 1, "arch": "a5", "attempt": 1, "ok": true,
+                            "detail": "probe confirmed", "unix_ms": 1_700_000_000_561_u64 })
+    );
+    // What only the runner knows: no card, arch or Unix time of a device runner; typed codes.
+    assert_eq!(
+        card1[7],
+        serde_json::json!({ "event": "init_failed", "at_ms": 700, "call": "create_stream",
+                            "code": { "space": "acl", "raw": 507899 }, "detail": "fresh lane could not init" })
+    );
+    assert_eq!(
+        card1[8],
+        serde_json::json!({ "event": "quarantined", "at_ms": 701, "detail": "fresh lane could not init" })
     );
 }
 
@@ -140,7 +162,7 @@ fn report_round_trips_through_the_file() {
 }
 
 #[test]
-fn issue_example_parses() {
+fn the_readme_schema_parses_with_typed_codes() {
     let example = r#"
 { "arch": "a5", "platform": "sim", "driver": { "kind": "sim", "library": null }, "devices": [0, 1],
   "summary": { "total": 0, "passed": 0, "failed": 0, "flaky": 0, "skipped": 0,
@@ -148,12 +170,23 @@ fn issue_example_parses() {
   "cases": [ { "id": "Class::case", "class": "Class", "runtime": "…", "outcome": "passed",
                "skip_reason": null,
                "attempts": [ { "device": 0, "pid": 1, "outcome": "failed", "duration_ms": 0,
-                               "error": { "class": "device_runtime", "call": "…", "code": 507046,
+                               "error": { "class": "device_runtime", "call": "hal_res_map",
+                                          "code": { "space": "hal", "raw": 62 },
                                           "name": "…", "message": "…" } } ] } ],
-  "devices_health": { "0": [ { "event": "poisoned", "at_ms": 0, "code": 507046, "detail": "…" } ] } }"#;
+  "devices_health": { "0": [
+      { "event": "poisoned", "at_ms": 0, "device": 0, "arch": "a5", "call": "hal_res_map",
+        "code": { "space": "hal", "raw": 62 }, "detail": "…", "unix_ms": 0 },
+      { "event": "init_failed", "at_ms": 1, "code": { "space": "acl", "raw": 507899 }, "detail": "…" } ] } }"#;
     let r: RunReport = serde_json::from_str(example).unwrap();
-    assert_eq!(r.cases[0].attempts[0].error.as_ref().unwrap().code, Some(507046));
-    assert_eq!(r.devices_health["0"][0].code, Some(507046));
+    let hal = platform_common::error::codes::HAL_RES_MAP_REFUSED;
+    assert_eq!(r.cases[0].attempts[0].error.as_ref().unwrap().code, Some(hal));
+    assert_eq!(r.devices_health["0"][0].code(), Some(hal));
+    assert_eq!(r.devices_health["0"][0].name(), "poisoned");
+    assert_eq!(r.devices_health["0"][1].name(), "init_failed");
+    assert_eq!(
+        r.devices_health["0"][1].code(),
+        Some(platform_common::error::codes::RT_DRV_INTERNAL_ERROR)
+    );
     assert_eq!(r.cases[0].outcome, Outcome::Passed);
 }
 

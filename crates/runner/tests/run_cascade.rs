@@ -5,7 +5,9 @@
 mod common;
 
 use common::*;
-use runner::report::model::{AttemptOutcome, HealthKind, Outcome};
+use platform_common::error::codes;
+use platform_common::health::HealthEventKind;
+use runner::report::model::{AttemptOutcome, Outcome};
 
 #[test]
 fn op_timeout_in_a_pooled_case_costs_one_retry_and_nothing_else() {
@@ -21,7 +23,11 @@ fn op_timeout_in_a_pooled_case_costs_one_retry_and_nothing_else() {
     assert_eq!(t.attempts[0].device, Some(0));
     let err = t.attempts[0].error.as_ref().unwrap();
     assert_eq!(err.class, platform_common::FailureClass::DeviceRuntime);
-    assert_eq!(err.code, Some(507000), "a5's op-timeout code: {err}");
+    assert_eq!(
+        err.code,
+        Some(codes::RT_INTERNAL_ERROR),
+        "a5's op-timeout code: {err}"
+    );
     assert_eq!(t.attempts.last().unwrap().outcome, AttemptOutcome::Passed);
     for id in ids.iter().filter(|i| *i != trigger) {
         let c = case(&r, id);
@@ -39,14 +45,11 @@ fn op_timeout_in_a_pooled_case_costs_one_retry_and_nothing_else() {
             .position(|x| *x == k)
             .unwrap_or_else(|| panic!("no {k} in {h:?}"))
     };
-    assert!(pos(HealthKind::Poisoned) < pos(HealthKind::MarkedUnusable));
-    assert!(pos(HealthKind::MarkedUnusable) < pos(HealthKind::ForceReset));
-    assert!(pos(HealthKind::ForceReset) < pos(HealthKind::Recovered));
-    assert!(h.contains(&HealthKind::Probe));
-    assert!(
-        !h.contains(&HealthKind::FreshProcess),
-        "recovered in-process: {h:?}"
-    );
+    assert!(pos("poisoned") < pos("marked_unusable"));
+    assert!(pos("marked_unusable") < pos("force_reset"));
+    assert!(pos("force_reset") < pos("recovered"));
+    assert!(h.contains(&"probe"));
+    assert!(!h.contains(&"fresh_process"), "recovered in-process: {h:?}");
     assert!(health(&r, 1).is_empty());
 }
 
@@ -104,7 +107,7 @@ fn a2a3_drain_false_negative_with_failing_resets_reruns_the_sink_in_a_fresh_lane
     assert_eq!(t.outcome, Outcome::Flaky, "{:?}", t.attempts);
     assert_eq!(
         t.attempts[0].error.as_ref().unwrap().code,
-        Some(507018),
+        Some(codes::RT_AICPU_EXCEPTION),
         "a2a3's op-timeout code"
     );
     for id in ids.iter().filter(|i| **i != ids[1]) {
@@ -126,9 +129,9 @@ fn a2a3_drain_false_negative_with_failing_resets_reruns_the_sink_in_a_fresh_lane
     }
     assert!(!sunk.iter().any(|s| s == &ids[0]), "{sunk:?}");
     let h = health(&r, 0);
-    assert!(h.contains(&HealthKind::ResetFailed), "{h:?}");
-    assert!(h.contains(&HealthKind::FreshProcess), "{h:?}");
-    assert!(!h.contains(&HealthKind::Quarantined), "{h:?}");
+    assert!(h.contains(&"reset_failed"), "{h:?}");
+    assert!(h.contains(&"fresh_process"), "{h:?}");
+    assert!(!h.contains(&"quarantined"), "{h:?}");
     let reran = ids[2..].iter().filter(|id| {
         let c = case(&r, id);
         c.attempts[0].pid != t.attempts[0].pid
@@ -150,9 +153,9 @@ fn a_dead_card_is_quarantined_and_its_classes_finish_on_the_other_card() {
         assert!(c.attempts.iter().all(|a| a.device == Some(0)), "{}", c.id);
     }
     let h = health(&r, 1);
-    assert!(h.contains(&HealthKind::InitFailed), "{h:?}");
-    assert!(h.contains(&HealthKind::FreshProcess), "{h:?}");
-    assert_eq!(h.last(), Some(&HealthKind::Quarantined), "{h:?}");
+    assert!(h.contains(&"init_failed"), "{h:?}");
+    assert!(h.contains(&"fresh_process"), "{h:?}");
+    assert_eq!(h.last(), Some(&"quarantined"), "{h:?}");
 }
 
 #[test]
@@ -184,26 +187,19 @@ fn a_multi_card_case_on_a_dead_card_ends_failed_and_the_run_ends() {
     // The multi-card lane runs on card 0 and holds card 1: card 1's init failure is card 1's,
     // the next multi-card lane is its fresh process, and its second failure quarantines it.
     let h1 = health(&r, 1);
-    assert_eq!(
-        h1.iter().filter(|k| **k == HealthKind::InitFailed).count(),
-        2,
-        "{h1:?}"
-    );
-    assert!(h1.contains(&HealthKind::FreshProcess), "{h1:?}");
-    assert_eq!(h1.last(), Some(&HealthKind::Quarantined), "{h1:?}");
+    assert_eq!(h1.iter().filter(|k| **k == "init_failed").count(), 2, "{h1:?}");
+    assert!(h1.contains(&"fresh_process"), "{h1:?}");
+    assert_eq!(h1.last(), Some(&"quarantined"), "{h1:?}");
     let h0 = health(&r, 0);
     assert!(
-        !h0.contains(&HealthKind::InitFailed) && !h0.contains(&HealthKind::Quarantined),
+        !h0.contains(&"init_failed") && !h0.contains(&"quarantined"),
         "card 0 is healthy: {h0:?}"
     );
     let init = &r.devices_health["1"]
         .iter()
-        .find(|h| h.event == HealthKind::InitFailed)
+        .find(|h| h.name() == "init_failed")
         .unwrap();
-    assert!(
-        init.detail.as_deref().unwrap_or("").contains("card 1"),
-        "{init:?}"
-    );
+    assert!(init.detail().contains("card 1"), "{init:?}");
 }
 
 #[test]
@@ -225,8 +221,8 @@ fn every_card_quarantined_ends_every_case_failed_and_loses_nothing() {
     }
     for card in [0, 1] {
         let h = health(&r, card);
-        assert!(h.contains(&HealthKind::InitFailed), "card {card}: {h:?}");
-        assert_eq!(h.last(), Some(&HealthKind::Quarantined), "card {card}: {h:?}");
+        assert!(h.contains(&"init_failed"), "card {card}: {h:?}");
+        assert_eq!(h.last(), Some(&"quarantined"), "card {card}: {h:?}");
     }
 }
 
@@ -244,7 +240,7 @@ fn health_events_are_timed_when_they_happened() {
     assert_eq!(c.outcome, Outcome::Passed, "{:?}", c.attempts);
     let a = &c.attempts[0];
     let h = &r.devices_health["0"];
-    let poisoned = h.iter().find(|e| e.event == HealthKind::Poisoned).unwrap();
+    let poisoned = h.iter().find(|e| e.name() == "poisoned").unwrap();
     assert!(
         a.started_ms <= poisoned.at_ms && poisoned.at_ms <= a.started_ms + a.duration_ms,
         "poisoned at {} ms, outside the attempt [{}, {}] ms",
@@ -252,8 +248,11 @@ fn health_events_are_timed_when_they_happened() {
         a.started_ms,
         a.started_ms + a.duration_ms
     );
-    let reset = h.iter().find(|e| e.event == HealthKind::ForceReset).unwrap();
-    let reset_ms = reset.duration_ms.unwrap();
+    let reset = h.iter().find(|e| e.name() == "force_reset").unwrap();
+    let Some(HealthEventKind::ForceReset { duration_ms, .. }) = reset.device_kind() else {
+        panic!("a force_reset record is the device runner's: {reset:?}");
+    };
+    let reset_ms = *duration_ms;
     assert!(reset_ms >= 300, "the probe's set_device is slowed: {reset:?}");
     // The reset attempt began after the poison (1 ms of rounding either side).
     assert!(
@@ -284,9 +283,9 @@ fn fresh_process_is_recorded_only_after_an_unclean_exit_or_for_the_sink() {
     assert_eq!(lanes, 3, "first, fresh (sink), regular\n{}", run.dump());
     let fresh: Vec<_> = r.devices_health["0"]
         .iter()
-        .filter(|h| h.event == HealthKind::FreshProcess)
+        .filter(|h| h.name() == "fresh_process")
         .collect();
     assert_eq!(fresh.len(), 1, "{fresh:?}");
-    let detail = fresh[0].detail.as_deref().unwrap_or("");
+    let detail = fresh[0].detail();
     assert!(detail.contains("poison sink"), "{detail}");
 }

@@ -23,7 +23,7 @@ fn sink_writer_child() {
             case: format!("W{who}::c{i}"),
             runtime: "rt".into(),
             device: who as u32,
-            code: Some(507899),
+            code: Some(platform_common::error::codes::RT_DRV_INTERNAL_ERROR),
             // Long records: several kilobytes each, well past any small-write atomicity.
             reason: format!("{who}-{i}-").repeat(900),
         };

@@ -29,7 +29,7 @@ use std::collections::VecDeque;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::time::{Duration, Instant};
 
-use platform_common::health::{HealthEvent, HealthEventKind};
+use platform_common::health::HealthEvent;
 use platform_common::{DeviceId, DeviceLease, FailureClass};
 
 use super::kill::{KillReason, Termination};
@@ -37,7 +37,7 @@ use super::lane_proc::{LaneCommand, LaneEvent, LaneId, LaneProc};
 use super::work::{Unit, Work};
 use crate::protocol::{FromLane, ToLane, EXIT_NEEDS_FRESH_PROCESS};
 use crate::report::model::{
-    AttemptOutcome, ErrorReport, Event, HealthKind, HealthRecord, LaneStatus, WorkerAction,
+    AttemptOutcome, ErrorReport, Event, HealthRecord, LaneStatus, RunnerEventKind, WorkerAction,
 };
 use crate::report::{ReportError, Reporter};
 use crate::select::Selector;
@@ -313,9 +313,7 @@ impl Dispatcher {
             if let Some(why) = self.cards[c].replacement.take() {
                 self.health(
                     c,
-                    HealthRecord::new(HealthKind::FreshProcess, at_ms)
-                        .with_pid(pid)
-                        .with_detail(why),
+                    HealthRecord::runner(at_ms, RunnerEventKind::FreshProcess, why).with_pid(pid),
                 );
             }
         }
@@ -504,18 +502,13 @@ impl Dispatcher {
                     self.lanes[lane].init_failed.push(card);
                 }
                 let pid = self.lanes[lane].proc_.pid;
-                let mut r = HealthRecord::new(HealthKind::InitFailed, self.now_ms())
-                    .with_pid(pid)
-                    .with_detail(format!(
-                        "init of runtime {runtime} on card {device} failed: {}",
-                        error.message
-                    ));
-                if let Some(code) = error.code {
-                    r = r.with_code(code);
-                }
-                if let Some(call) = error.call {
-                    r = r.with_call(call);
-                }
+                let detail = format!(
+                    "init of runtime {runtime} on card {device} failed: {}",
+                    error.message
+                );
+                let r = HealthRecord::runner(self.now_ms(), RunnerEventKind::InitFailed, detail)
+                    .with_error(error.call, error.code)
+                    .with_pid(pid);
                 self.health(card, r);
             }
             FromLane::Worker {
@@ -646,49 +639,9 @@ impl Dispatcher {
         let pid = l.proc_.pid;
         let case = l.running.map(|(i, _)| self.work.case(i).id.clone());
         let at_ms = self.event_ms(ev.unix_ms);
-        let mut r = match ev.kind {
-            HealthEventKind::Poisoned => {
-                HealthRecord::poisoned(at_ms, ev.code.map_or(0, |c| c.raw), case.as_deref())
-            }
-            HealthEventKind::MarkedUnusable { .. } => HealthRecord::new(HealthKind::MarkedUnusable, at_ms),
-            HealthEventKind::ForceReset {
-                attempt,
-                rc,
-                duration_ms,
-            } => {
-                // `rc` is absent when the reset failed outside the ACL code space (its code is
-                // then recorded below, from the event's code).
-                let mut r = HealthRecord::force_reset(at_ms, attempt, 0, duration_ms);
-                r.rc = rc;
-                r
-            }
-            HealthEventKind::Probe { attempt, ok } => {
-                let mut r = HealthRecord::probe(at_ms, ok);
-                r.attempt = Some(attempt);
-                r
-            }
-            HealthEventKind::Recovered { attempts } => {
-                let mut r = HealthRecord::new(HealthKind::Recovered, at_ms);
-                r.attempt = Some(attempts);
-                r
-            }
-            HealthEventKind::ResetFailed { attempts } => {
-                let mut r = HealthRecord::new(HealthKind::ResetFailed, at_ms);
-                r.attempt = Some(attempts);
-                r
-            }
-            HealthEventKind::FreshProcess => HealthRecord::new(HealthKind::FreshProcess, at_ms),
-            HealthEventKind::Quarantined => HealthRecord::new(HealthKind::Quarantined, at_ms),
-        };
-        if r.code.is_none() {
-            if let Some(code) = ev.code {
-                r.code = Some(code.raw);
-            }
-        }
-        if let Some(call) = ev.call {
-            r = r.with_call(call.name());
-        }
-        r = r.with_pid(pid).with_detail(ev.detail.clone());
+        let r = HealthRecord::device(at_ms, ev.clone())
+            .with_case(case)
+            .with_pid(pid);
         self.health(card, r);
     }
 
@@ -860,7 +813,7 @@ impl Dispatcher {
         let at_ms = self.now_ms();
         self.health(
             card,
-            HealthRecord::new(HealthKind::Quarantined, at_ms).with_detail(reason),
+            HealthRecord::runner(at_ms, RunnerEventKind::Quarantined, reason),
         );
     }
 

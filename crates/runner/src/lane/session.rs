@@ -20,7 +20,7 @@ use std::time::Instant;
 
 use platform_common::health::{HealthEvent, HealthSubscriber};
 use platform_common::runner_base::InitError;
-use platform_common::{DeviceId, DeviceLease, FailureClass};
+use platform_common::{Code, DeviceId, DeviceLease, FailureClass};
 
 use super::card_thread::{CardThread, Closed};
 use super::hooks::{Hooks, Point};
@@ -40,7 +40,7 @@ enum Step {
     /// The card cannot be recovered in-process.
     Escalate {
         reason: String,
-        code: Option<i32>,
+        code: Option<Code>,
         /// Whether the current case is among the remaining ones (it did not start).
         include_current: bool,
     },
@@ -214,7 +214,7 @@ impl Lane {
     /// an attempt of any case) and escalates: the current case and the rest go to the sink.
     fn init_failed(&mut self, runtime: &str, failures: Vec<(DeviceId, InitError)>) -> Step {
         self.flush_health();
-        let mut first: Option<(String, Option<i32>)> = None;
+        let mut first: Option<(String, Option<Code>)> = None;
         for (device, e) in failures {
             let error = match e.driver_error() {
                 Some(d) => ErrorReport::from_driver(&d, e.to_string()),
@@ -533,7 +533,7 @@ impl Lane {
 
     /// Writes the remaining cases to the sink (if this lane has one) and returns the "needs fresh
     /// process" exit code.
-    fn escalate(mut self, reason: &str, code: Option<i32>, rest: &[String]) -> i32 {
+    fn escalate(mut self, reason: &str, code: Option<Code>, rest: &[String]) -> i32 {
         self.flush_health();
         // The dispatcher logs the escalation it receives; this line is for a lane run by hand.
         tracing::info!(

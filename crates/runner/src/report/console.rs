@@ -15,9 +15,12 @@ use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use platform_common::driver::DeviceId;
+use platform_common::error::CodeSpace;
+use platform_common::health::HealthEventKind;
+use platform_common::Code;
 
 use super::model::{
-    Attempt, AttemptOutcome, CaseReport, Event, HealthKind, HealthRecord, Outcome, RunReport,
+    Attempt, AttemptOutcome, CardEvent, CaseReport, Event, HealthRecord, Outcome, RunReport, RunnerEventKind,
 };
 
 /// The bars being drawn, if any: log lines are written around them ([`LogWriter`]).
@@ -176,7 +179,7 @@ impl Progress {
             Event::Health { device, record, .. } => {
                 let text = health_step(record);
                 let bar = self.lane(*device);
-                if record.event == HealthKind::Quarantined {
+                if record.is(RunnerEventKind::Quarantined) {
                     bar.abandon_with_message(text);
                 } else {
                     bar.set_message(text);
@@ -227,62 +230,67 @@ fn secs(ms: u64) -> String {
     format!("{:.1} s", ms as f64 / 1000.0)
 }
 
+/// A code as the story shows it: an ACL code by its number (`507000`), a code of another space
+/// with its space (`HAL rc 62`, `loader error 1`), so the two never look alike.
+pub fn short_code(code: Code) -> String {
+    match code.space {
+        CodeSpace::Acl => code.raw.to_string(),
+        CodeSpace::Hal => format!("HAL rc {}", code.raw),
+        CodeSpace::Loader => format!("loader error {}", code.raw),
+    }
+}
+
 /// One health event, as a step of a card's story.
 pub fn health_step(r: &HealthRecord) -> String {
-    let mut s = match r.event {
-        HealthKind::Poisoned => {
-            let mut s = "poisoned".to_owned();
-            if let Some(code) = r.code {
-                let _ = write!(s, " by {code}");
+    let at = secs(r.at_ms);
+    match &r.event {
+        CardEvent::Device(e) => match &e.kind {
+            HealthEventKind::Poisoned => {
+                let mut s = "poisoned".to_owned();
+                if let Some(code) = e.code {
+                    let _ = write!(s, " by {}", short_code(code));
+                }
+                if let Some(case) = &r.case {
+                    let _ = write!(s, " in {case}");
+                }
+                let _ = write!(s, " at {at}");
+                s
             }
-            if let Some(case) = &r.case {
-                let _ = write!(s, " in {case}");
+            HealthEventKind::MarkedUnusable { .. } => "marked unusable".to_owned(),
+            HealthEventKind::ForceReset {
+                attempt,
+                rc,
+                duration_ms,
+            } => {
+                let rc = match (rc, e.code) {
+                    (Some(rc), _) => format!("rc {rc}"),
+                    (None, Some(code)) => short_code(code),
+                    (None, None) => "no rc".to_owned(),
+                };
+                format!("force reset (attempt {attempt}, {rc}, {duration_ms} ms)")
             }
-            let _ = write!(s, " at {}", secs(r.at_ms));
+            HealthEventKind::Probe { ok: true, .. } => "probe ok".to_owned(),
+            HealthEventKind::Probe { ok: false, .. } => "probe failed".to_owned(),
+            HealthEventKind::Recovered { .. } => "recovered".to_owned(),
+            HealthEventKind::ResetFailed { .. } => format!("reset failed ({})", e.detail),
+        },
+        CardEvent::Runner(ev) => {
+            let mut s = match ev.kind {
+                RunnerEventKind::FreshProcess => match r.pid {
+                    Some(pid) => format!("fresh process (pid {pid}) at {at}"),
+                    None => format!("fresh process at {at}"),
+                },
+                RunnerEventKind::InitFailed => match ev.code {
+                    Some(code) => format!("init failed with {} at {at}", short_code(code)),
+                    None => format!("init failed at {at}"),
+                },
+                // Any other runner event: its name and time.
+                kind => format!("{} at {at}", kind.name().replace('_', " ")),
+            };
+            let _ = write!(s, " ({})", ev.detail);
             s
         }
-        HealthKind::MarkedUnusable => "marked unusable".to_owned(),
-        HealthKind::ForceReset => {
-            let mut parts = Vec::new();
-            if let Some(a) = r.attempt {
-                parts.push(format!("attempt {a}"));
-            }
-            if let Some(rc) = r.rc {
-                parts.push(format!("rc {rc}"));
-            }
-            if let Some(d) = r.duration_ms {
-                parts.push(format!("{d} ms"));
-            }
-            if parts.is_empty() {
-                "force reset".to_owned()
-            } else {
-                format!("force reset ({})", parts.join(", "))
-            }
-        }
-        HealthKind::Probe => match r.ok {
-            Some(false) => "probe failed".to_owned(),
-            _ => "probe ok".to_owned(),
-        },
-        HealthKind::Recovered => "recovered".to_owned(),
-        HealthKind::ResetFailed => "reset failed".to_owned(),
-        HealthKind::FreshProcess => match r.pid {
-            Some(pid) => format!("fresh process (pid {pid}) at {}", secs(r.at_ms)),
-            None => format!("fresh process at {}", secs(r.at_ms)),
-        },
-        HealthKind::Quarantined => format!("quarantined at {}", secs(r.at_ms)),
-        HealthKind::InitFailed => match r.code {
-            Some(code) => format!("init failed with {code} at {}", secs(r.at_ms)),
-            None => format!("init failed at {}", secs(r.at_ms)),
-        },
-    };
-    let show_detail = matches!(
-        r.event,
-        HealthKind::Quarantined | HealthKind::InitFailed | HealthKind::ResetFailed | HealthKind::FreshProcess
-    );
-    if let (true, Some(detail)) = (show_detail, &r.detail) {
-        let _ = write!(s, " ({detail})");
     }
-    s
 }
 
 /// A card's health events as lines: each poisoning starts a new line, the steps that follow it are
@@ -292,7 +300,7 @@ pub fn health_story(records: &[HealthRecord]) -> Vec<String> {
     for r in records {
         let step = health_step(r);
         match lines.last_mut() {
-            Some(line) if r.event != HealthKind::Poisoned => {
+            Some(line) if !matches!(r.device_kind(), Some(HealthEventKind::Poisoned)) => {
                 line.push_str(" -> ");
                 line.push_str(&step);
             }
@@ -411,39 +419,73 @@ pub fn render_summary(report: &RunReport) -> String {
 mod tests {
     use super::*;
 
+    use platform_common::driver::DriverCall;
+    use platform_common::error::codes;
+    use platform_common::health::HealthEvent;
+    use platform_common::{Arch, DriverError};
+
+    fn dev(at_ms: u64, kind: HealthEventKind, detail: &str) -> HealthRecord {
+        HealthRecord::device(at_ms, HealthEvent::new(0, Arch::A5, kind, detail))
+    }
+
+    fn poisoned(at_ms: u64, code: Code, case: Option<&str>) -> HealthRecord {
+        let call = if code.space == CodeSpace::Hal {
+            DriverCall::HalResMap
+        } else {
+            DriverCall::SynchronizeStreamWithTimeout
+        };
+        let ev = HealthEvent::new(0, Arch::A5, HealthEventKind::Poisoned, "p")
+            .with_error(DriverError::new(call, code));
+        HealthRecord::device(at_ms, ev).with_case(case.map(str::to_owned))
+    }
+
+    fn reset(at_ms: u64, attempt: u32, rc: i32, duration_ms: u64) -> HealthRecord {
+        let kind = HealthEventKind::ForceReset {
+            attempt,
+            rc: Some(rc),
+            duration_ms,
+        };
+        dev(at_ms, kind, "r")
+    }
+
     #[test]
     fn health_steps_read_as_the_seed_tells_them() {
-        let poisoned = HealthRecord::poisoned(3200, 507000, Some("Class::case"));
+        let p = poisoned(3200, codes::RT_INTERNAL_ERROR, Some("Class::case"));
+        assert_eq!(health_step(&p), "poisoned by 507000 in Class::case at 3.2 s");
+        let hal = poisoned(3200, codes::HAL_RES_MAP_REFUSED, None);
+        assert_eq!(health_step(&hal), "poisoned by HAL rc 62 at 3.2 s");
         assert_eq!(
-            health_step(&poisoned),
-            "poisoned by 507000 in Class::case at 3.2 s"
-        );
-        assert_eq!(
-            health_step(&HealthRecord::force_reset(3300, 1, 0, 41)),
+            health_step(&reset(3300, 1, 0, 41)),
             "force reset (attempt 1, rc 0, 41 ms)"
         );
-        assert_eq!(health_step(&HealthRecord::probe(3341, true)), "probe ok");
-        assert_eq!(health_step(&HealthRecord::probe(3341, false)), "probe failed");
-        let q = HealthRecord::new(HealthKind::Quarantined, 9000).with_detail("dead card");
+        let probe = |ok| dev(3341, HealthEventKind::Probe { attempt: 1, ok }, "p");
+        assert_eq!(health_step(&probe(true)), "probe ok");
+        assert_eq!(health_step(&probe(false)), "probe failed");
+        let q = HealthRecord::runner(9000, RunnerEventKind::Quarantined, "dead card");
         assert_eq!(health_step(&q), "quarantined at 9.0 s (dead card)");
+        let f = HealthRecord::runner(9000, RunnerEventKind::FreshProcess, "why").with_pid(4);
+        assert_eq!(health_step(&f), "fresh process (pid 4) at 9.0 s (why)");
+        let i = HealthRecord::runner(700, RunnerEventKind::InitFailed, "dead")
+            .with_error(Some(DriverCall::SetDevice), Some(codes::RT_DEV_SETUP_ERROR));
+        assert_eq!(health_step(&i), "init failed with 507033 at 0.7 s (dead)");
     }
 
     #[test]
     fn each_poisoning_starts_a_new_line_of_the_story() {
         let records = [
-            HealthRecord::poisoned(3200, 507000, Some("Class::case")),
-            HealthRecord::force_reset(3300, 1, 0, 41),
-            HealthRecord::probe(3341, true),
-            HealthRecord::new(HealthKind::Recovered, 3342),
-            HealthRecord::poisoned(5000, 207001, None),
-            HealthRecord::new(HealthKind::ResetFailed, 5100),
+            poisoned(3200, codes::RT_INTERNAL_ERROR, Some("Class::case")),
+            reset(3300, 1, 0, 41),
+            dev(3341, HealthEventKind::Probe { attempt: 1, ok: true }, "p"),
+            dev(3342, HealthEventKind::Recovered { attempts: 1 }, "r"),
+            poisoned(5000, codes::RT_MEMORY_ALLOCATION, None),
+            dev(5100, HealthEventKind::ResetFailed { attempts: 3 }, "gone"),
         ];
         assert_eq!(
             health_story(&records),
             [
                 "poisoned by 507000 in Class::case at 3.2 s -> force reset (attempt 1, rc 0, 41 ms) -> probe ok \
                  -> recovered",
-                "poisoned by 207001 at 5.0 s -> reset failed",
+                "poisoned by 207001 at 5.0 s -> reset failed (gone)",
             ]
         );
     }

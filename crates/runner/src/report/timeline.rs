@@ -14,7 +14,9 @@ use platform_common::driver::DeviceId;
 
 use super::error::ReportError;
 use super::json::write_atomic;
-use super::model::{AttemptOutcome, HealthKind, HealthRecord, Outcome, RunReport};
+use platform_common::health::HealthEventKind;
+
+use super::model::{AttemptOutcome, CardEvent, HealthRecord, Outcome, RunReport, RunnerEventKind};
 
 /// The timeline's file name inside a report directory.
 pub const TIMELINE_SVG: &str = "timeline.svg";
@@ -237,21 +239,21 @@ fn marker(svg: &mut String, h: &HealthRecord, mx: f64, row_y: f64, end_x: f64) {
     let top = row_y + 2.0;
     let mid = row_y + ROW_H / 2.0;
     let bottom = row_y + ROW_H - 2.0;
-    let shape = match h.event {
-        HealthKind::Poisoned => {
+    let shape = match &h.event {
+        CardEvent::Device(e) if e.kind == HealthEventKind::Poisoned => {
             format!(
                 r##"<path d="M{:.2},{top} l12,0 l-6,9 z" fill="#b71c1c"/>"##,
                 mx - 6.0
             )
         }
-        HealthKind::ForceReset => format!(
+        CardEvent::Device(e) if matches!(e.kind, HealthEventKind::ForceReset { .. }) => format!(
             r##"<path d="M{mx:.2},{:.1} l5,6 l-5,6 l-5,-6 z" fill="#1e88e5" stroke="#0d47a1"/>"##,
             mid - 6.0
         ),
-        HealthKind::FreshProcess => format!(
+        CardEvent::Runner(r) if r.kind == RunnerEventKind::FreshProcess => format!(
             r##"<line x1="{mx:.2}" y1="{top}" x2="{mx:.2}" y2="{bottom}" stroke="#00897b" stroke-width="2"/><circle cx="{mx:.2}" cy="{top}" r="3" fill="#00897b"/>"##
         ),
-        HealthKind::Quarantined => format!(
+        CardEvent::Runner(r) if r.kind == RunnerEventKind::Quarantined => format!(
             r##"<rect x="{mx:.2}" y="{top}" width="{:.2}" height="{:.1}" fill="#616161" fill-opacity="0.35"/><path d="M{:.2},{:.1} l10,10 m0,-10 l-10,10" stroke="#212121" stroke-width="2"/>"##,
             (end_x - mx).max(0.0),
             ROW_H - 4.0,
@@ -263,7 +265,7 @@ fn marker(svg: &mut String, h: &HealthRecord, mx: f64, row_y: f64, end_x: f64) {
     let _ = writeln!(
         svg,
         r#"<g class="marker {}"><title>{tip}</title>{shape}</g>"#,
-        h.event
+        h.name()
     );
 }
 

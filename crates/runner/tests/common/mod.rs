@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::mpsc;
 
-use runner::report::model::{AttemptOutcome, Event, HealthKind, Outcome, RunReport};
+use runner::report::model::{AttemptOutcome, Event, Outcome, RunReport};
 
 /// The suite binary under test.
 pub const SUITE: &str = env!("CARGO_BIN_EXE_cardguard-suite");
@@ -264,11 +264,11 @@ pub fn assert_others_passed_once(r: &RunReport, ids: &[String], except: &str) {
     }
 }
 
-/// Health event kinds of card `device`, in order.
-pub fn health(r: &RunReport, device: u32) -> Vec<HealthKind> {
+/// Health event names of card `device`, in order (`poisoned`, `fresh_process`, ...).
+pub fn health(r: &RunReport, device: u32) -> Vec<&'static str> {
     r.devices_health
         .get(&device.to_string())
-        .map(|v| v.iter().map(|h| h.event).collect())
+        .map(|v| v.iter().map(|h| h.name()).collect())
         .unwrap_or_default()
 }
 

@@ -7,11 +7,13 @@
 
 #![allow(dead_code)]
 
-use platform_common::driver::{DriverInfo, DriverKind};
-use platform_common::{Arch, FailureClass};
+use platform_common::driver::{DriverCall, DriverInfo, DriverKind};
+use platform_common::error::codes;
+use platform_common::health::{DrainReport, HealthEvent, HealthEventKind};
+use platform_common::{Arch, DriverError, FailureClass};
 use runner::report::{
-    AttemptOutcome, ErrorReport, Event, FlakyResult, HealthKind, HealthRecord, Platform, RunBuilder, RunInfo,
-    RunReport,
+    AttemptOutcome, ErrorReport, Event, FlakyResult, HealthRecord, Platform, RunBuilder, RunInfo, RunReport,
+    RunnerEventKind,
 };
 
 pub const MISMATCH_MESSAGE: &str = r#"golden mismatch at [3]: got <1.5> & expected "2.0""#;
@@ -62,6 +64,16 @@ fn run(events: &mut Vec<Event>, id: &str, slot: Slot, outcome: AttemptOutcome, e
     });
 }
 
+/// A device runner's event on card 1 of the fixture, at `at_ms`.
+fn device_event(at_ms: u64, kind: HealthEventKind, detail: &str, error: Option<DriverError>) -> HealthRecord {
+    let mut ev = HealthEvent::new(1, Arch::A5, kind, detail);
+    ev.unix_ms = 1_700_000_000_000 + at_ms;
+    if let Some(e) = error {
+        ev = ev.with_error(e);
+    }
+    HealthRecord::device(at_ms, ev)
+}
+
 fn health(events: &mut Vec<Event>, device: u32, record: HealthRecord) {
     events.push(Event::Health {
         at_ms: record.at_ms,
@@ -96,8 +108,8 @@ pub fn events() -> Vec<Event> {
     run(&mut e, "Paged::a", ((0, 100, 1), (10, 20)), A::Passed, None);
     let op_timeout = ErrorReport {
         class: FailureClass::DeviceRuntime,
-        call: Some("aclrtSynchronizeStreamWithTimeout".into()),
-        code: Some(507000),
+        call: Some(DriverCall::SynchronizeStreamWithTimeout),
+        code: Some(codes::RT_INTERNAL_ERROR),
         name: Some("ACL_ERROR_RT_INTERNAL_ERROR".into()),
         message: "op-execute timeout reaped the kernel".into(),
     };
@@ -111,12 +123,32 @@ pub fn events() -> Vec<Event> {
     health(
         &mut e,
         1,
-        HealthRecord::poisoned(515, 507000, Some("Paged::b")).with_detail("op timeout"),
+        device_event(
+            515,
+            HealthEventKind::Poisoned,
+            "op timeout",
+            Some(DriverError::new(
+                DriverCall::SynchronizeStreamWithTimeout,
+                codes::RT_INTERNAL_ERROR,
+            )),
+        )
+        .with_case(Some("Paged::b".into())),
     );
-    health(&mut e, 1, HealthRecord::new(HealthKind::MarkedUnusable, 516));
-    health(&mut e, 1, HealthRecord::force_reset(520, 1, 0, 41));
-    health(&mut e, 1, HealthRecord::probe(561, true));
-    health(&mut e, 1, HealthRecord::new(HealthKind::Recovered, 562));
+    let drain = DrainReport::Failed {
+        code: codes::RT_STREAM_SYNC_TIMEOUT,
+    };
+    let marked = HealthEventKind::MarkedUnusable { drain };
+    health(&mut e, 1, device_event(516, marked, "marked unusable", None));
+    let reset = HealthEventKind::ForceReset {
+        attempt: 1,
+        rc: Some(0),
+        duration_ms: 41,
+    };
+    health(&mut e, 1, device_event(520, reset, "force reset rc=0", None));
+    let probe = HealthEventKind::Probe { attempt: 1, ok: true };
+    health(&mut e, 1, device_event(561, probe, "probe confirmed", None));
+    let recovered = HealthEventKind::Recovered { attempts: 1 };
+    health(&mut e, 1, device_event(562, recovered, "recovered", None));
     e.push(Event::RetryScheduled {
         at_ms: 562,
         id: "Paged::b".into(),
@@ -153,7 +185,7 @@ pub fn events() -> Vec<Event> {
     health(
         &mut e,
         0,
-        HealthRecord::new(HealthKind::FreshProcess, 1105).with_pid(101),
+        HealthRecord::runner(1105, RunnerEventKind::FreshProcess, "replacement lane").with_pid(101),
     );
     run(
         &mut e,
@@ -181,7 +213,7 @@ pub fn events() -> Vec<Event> {
     health(
         &mut e,
         1,
-        HealthRecord::new(HealthKind::FreshProcess, 610).with_pid(201),
+        HealthRecord::runner(610, RunnerEventKind::FreshProcess, "replacement lane").with_pid(201),
     );
     run(
         &mut e,
@@ -193,7 +225,7 @@ pub fn events() -> Vec<Event> {
     health(
         &mut e,
         1,
-        HealthRecord::new(HealthKind::FreshProcess, 630).with_pid(202),
+        HealthRecord::runner(630, RunnerEventKind::FreshProcess, "replacement lane").with_pid(202),
     );
     run(
         &mut e,
@@ -205,14 +237,13 @@ pub fn events() -> Vec<Event> {
     health(
         &mut e,
         1,
-        HealthRecord::new(HealthKind::InitFailed, 700)
-            .with_code(507899)
-            .with_detail("fresh lane could not init"),
+        HealthRecord::runner(700, RunnerEventKind::InitFailed, "fresh lane could not init")
+            .with_error(Some(DriverCall::CreateStream), Some(codes::RT_DRV_INTERNAL_ERROR)),
     );
     health(
         &mut e,
         1,
-        HealthRecord::new(HealthKind::Quarantined, 701).with_detail("fresh lane could not init"),
+        HealthRecord::runner(701, RunnerEventKind::Quarantined, "fresh lane could not init"),
     );
     e.push(Event::CaseSkipped {
         at_ms: 5,

@@ -1,0 +1,238 @@
+//! Verdicts: the outcome of one attempt, a case's final outcome, and the rule that derives the
+//! second from the first ([`verdict`]).
+//!
+//! This file owns the outcome vocabulary of `report.json` and nextest's derivation rule: a case
+//! stores every attempt and its verdict is computed, never stored on its own. It never records an
+//! attempt (the builder does) and never renders one.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use super::attempt::Attempt;
+
+/// What a flaky case (passed after a failed attempt) counts as: `--flaky-result pass|fail`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FlakyResult {
+    /// A flaky case is reported `flaky` and does not fail the run (the default).
+    #[default]
+    Pass,
+    /// A flaky case is reported `failed`.
+    Fail,
+}
+
+/// A case's final verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The first attempt passed.
+    Passed,
+    /// The last attempt failed (error or golden mismatch).
+    Failed,
+    /// The last attempt passed after at least one failed attempt.
+    Flaky,
+    /// The case was selected but could not run, for a stated reason.
+    Skipped,
+    /// The last attempt exceeded the case timeout.
+    TimedOut,
+    /// The last attempt's lane process died.
+    Crashed,
+}
+
+impl Outcome {
+    /// Every outcome, in summary order.
+    pub const ALL: [Outcome; 6] = [
+        Outcome::Passed,
+        Outcome::Failed,
+        Outcome::Flaky,
+        Outcome::Skipped,
+        Outcome::TimedOut,
+        Outcome::Crashed,
+    ];
+
+    /// The name as the report spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Passed => "passed",
+            Outcome::Failed => "failed",
+            Outcome::Flaky => "flaky",
+            Outcome::Skipped => "skipped",
+            Outcome::TimedOut => "timed_out",
+            Outcome::Crashed => "crashed",
+        }
+    }
+
+    /// Whether this verdict makes the run exit 1.
+    pub fn is_failure(self) -> bool {
+        matches!(self, Outcome::Failed | Outcome::TimedOut | Outcome::Crashed)
+    }
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The outcome of one attempt of a case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AttemptOutcome {
+    /// The case ran and matched its golden.
+    Passed,
+    /// The case returned an error or a golden mismatch.
+    Failed,
+    /// The case exceeded `--case-timeout`; its lane was killed.
+    TimedOut,
+    /// The lane process died while running the case.
+    Crashed,
+    /// The lane declined to run the case, for a stated reason (never retried).
+    Skipped,
+}
+
+impl AttemptOutcome {
+    /// The name as the report spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            AttemptOutcome::Passed => "passed",
+            AttemptOutcome::Failed => "failed",
+            AttemptOutcome::TimedOut => "timed_out",
+            AttemptOutcome::Crashed => "crashed",
+            AttemptOutcome::Skipped => "skipped",
+        }
+    }
+
+    /// Failed, timed out or crashed.
+    pub fn is_failure(self) -> bool {
+        matches!(
+            self,
+            AttemptOutcome::Failed | AttemptOutcome::TimedOut | AttemptOutcome::Crashed
+        )
+    }
+}
+
+impl fmt::Display for AttemptOutcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Derives a case's final verdict from its attempts (nextest's rule).
+///
+/// - Skipped attempts are set aside (a lane may decline a case with a reason).
+/// - No attempt left: `skipped` when there is a skip reason or a skipped attempt, else `failed`
+///   (a selected case never ends without a verdict).
+/// - Last attempt passed: `passed` if it was the only one; `flaky` if an earlier one failed (or
+///   `failed` under [`FlakyResult::Fail`]).
+/// - Last attempt failed, timed out or crashed: that outcome.
+pub fn verdict(attempts: &[Attempt], skip_reason: Option<&str>, flaky_result: FlakyResult) -> Outcome {
+    let ran: Vec<&Attempt> = attempts
+        .iter()
+        .filter(|a| a.outcome != AttemptOutcome::Skipped)
+        .collect();
+    let Some(last) = ran.last() else {
+        let any_skipped = attempts.iter().any(|a| a.outcome == AttemptOutcome::Skipped);
+        return if skip_reason.is_some() || any_skipped {
+            Outcome::Skipped
+        } else {
+            Outcome::Failed
+        };
+    };
+    match last.outcome {
+        AttemptOutcome::Passed => {
+            let retried = ran[..ran.len() - 1].iter().any(|a| a.outcome.is_failure());
+            match (retried, flaky_result) {
+                (false, _) => Outcome::Passed,
+                (true, FlakyResult::Pass) => Outcome::Flaky,
+                (true, FlakyResult::Fail) => Outcome::Failed,
+            }
+        }
+        AttemptOutcome::Failed => Outcome::Failed,
+        AttemptOutcome::TimedOut => Outcome::TimedOut,
+        AttemptOutcome::Crashed => Outcome::Crashed,
+        AttemptOutcome::Skipped => unreachable!("skipped attempts were filtered out"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::model::attempt::ErrorReport;
+    use platform_common::FailureClass;
+
+    fn att(outcome: AttemptOutcome) -> Attempt {
+        Attempt {
+            device: Some(0),
+            pid: Some(10),
+            outcome,
+            duration_ms: 5,
+            started_ms: 0,
+            error: outcome
+                .is_failure()
+                .then(|| ErrorReport::new(FailureClass::DeviceRuntime, "boom")),
+        }
+    }
+
+    use AttemptOutcome as A;
+
+    #[test]
+    fn verdict_single_pass_is_passed() {
+        assert_eq!(
+            verdict(&[att(A::Passed)], None, FlakyResult::Pass),
+            Outcome::Passed
+        );
+    }
+
+    #[test]
+    fn verdict_pass_after_failures_is_flaky() {
+        for first in [A::Failed, A::TimedOut, A::Crashed] {
+            let a = [att(first), att(A::Passed)];
+            assert_eq!(verdict(&a, None, FlakyResult::Pass), Outcome::Flaky, "{first}");
+        }
+        let a = [att(A::Crashed), att(A::Failed), att(A::Passed)];
+        assert_eq!(verdict(&a, None, FlakyResult::Pass), Outcome::Flaky);
+    }
+
+    #[test]
+    fn verdict_flaky_counts_as_failed_under_flaky_result_fail() {
+        let a = [att(A::Failed), att(A::Passed)];
+        assert_eq!(verdict(&a, None, FlakyResult::Fail), Outcome::Failed);
+        assert_eq!(
+            verdict(&[att(A::Passed)], None, FlakyResult::Fail),
+            Outcome::Passed
+        );
+    }
+
+    #[test]
+    fn verdict_all_failed_takes_the_last_attempts_outcome() {
+        let a = [att(A::Failed), att(A::Failed), att(A::Failed)];
+        assert_eq!(verdict(&a, None, FlakyResult::Pass), Outcome::Failed);
+        let a = [att(A::Failed), att(A::Crashed)];
+        assert_eq!(verdict(&a, None, FlakyResult::Pass), Outcome::Crashed);
+        let a = [att(A::Crashed), att(A::TimedOut)];
+        assert_eq!(verdict(&a, None, FlakyResult::Pass), Outcome::TimedOut);
+        let a = [att(A::TimedOut), att(A::Failed)];
+        assert_eq!(verdict(&a, None, FlakyResult::Pass), Outcome::Failed);
+    }
+
+    #[test]
+    fn verdict_skips() {
+        assert_eq!(
+            verdict(&[], Some("needs 4 cards"), FlakyResult::Pass),
+            Outcome::Skipped
+        );
+        assert_eq!(
+            verdict(&[att(A::Skipped)], None, FlakyResult::Pass),
+            Outcome::Skipped
+        );
+        // A skipped attempt does not hide a real one.
+        let a = [att(A::Failed), att(A::Skipped)];
+        assert_eq!(verdict(&a, None, FlakyResult::Pass), Outcome::Failed);
+    }
+
+    #[test]
+    fn verdict_without_attempt_or_reason_is_failed() {
+        assert_eq!(verdict(&[], None, FlakyResult::Pass), Outcome::Failed);
+    }
+}
