@@ -7,8 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use platform_common::reference::KernelCase;
-use platform_common::runner_base::{FinalizeError, FinalizeReport, RunArg, RunError, RunRequest};
+use platform_common::runner_base::{FinalizeError, FinalizeReport, RunError, RunRequest};
 use platform_common::timeouts::Timeouts;
 use platform_common::{Arch, DeviceLease, FailureClass};
 
@@ -68,20 +67,6 @@ fn setup_error_report(e: &KernelSetupError) -> ErrorReport {
     }
 }
 
-fn request(kc: &KernelCase) -> RunRequest {
-    use platform_common::reference::HostArg;
-    let args = kc
-        .args
-        .iter()
-        .map(|a| match a {
-            HostArg::Input(b) => RunArg::Input(b.clone()),
-            HostArg::Output(n) => RunArg::Output(*n),
-            HostArg::Scalar(v) => RunArg::Scalar(*v),
-        })
-        .collect();
-    RunRequest::new(kc.kernel, kc.block_dim, args)
-}
-
 /// Runs a compute case: registers its kernels, runs every launch of its workload and compares the
 /// outputs with the goldens.
 pub fn run_compute(
@@ -107,7 +92,7 @@ pub fn run_compute(
             launch.rtol = t.rtol;
             launch.atol = t.atol;
         }
-        match worker.run(&request(&launch)) {
+        match worker.run(&RunRequest::from(&launch)) {
             Ok(out) => {
                 if let Err(m) = launch.check(&out.outputs) {
                     return CaseRun::failed(ErrorReport::new(

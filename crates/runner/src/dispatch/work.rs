@@ -8,7 +8,7 @@
 use std::collections::{HashMap, VecDeque};
 
 use crate::case::Suite;
-use crate::select::{Selection, Selector};
+use crate::select::Selection;
 
 /// One selected case.
 #[derive(Debug, Clone)]
@@ -25,6 +25,16 @@ pub struct CaseState {
     pub attempts: u32,
     /// Whether its verdict is final.
     pub done: bool,
+}
+
+impl CaseState {
+    /// The case's name after `Class::`.
+    pub fn name(&self) -> &str {
+        self.id
+            .strip_prefix(&self.class_name)
+            .and_then(|s| s.strip_prefix("::"))
+            .unwrap_or(&self.id)
+    }
 }
 
 /// A piece of work handed to a lane in one assignment.
@@ -195,21 +205,6 @@ impl Work {
         self.queue.clear();
         self.multi.clear();
     }
-
-    /// The cases among `outstanding` that `selector` names (sink selectors), in order.
-    pub fn expand(&self, selector: &Selector, outstanding: &[usize]) -> Vec<usize> {
-        outstanding
-            .iter()
-            .copied()
-            .filter(|&i| {
-                let c = &self.cases[i];
-                let name =
-                    c.id.strip_prefix(&c.class_name)
-                        .and_then(|s| s.strip_prefix("::"));
-                name.is_some_and(|n| selector.matches(&c.class_name, n))
-            })
-            .collect()
-    }
 }
 
 #[cfg(test)]
@@ -229,7 +224,7 @@ mod tests {
     }
 
     #[test]
-    fn units_requeue_and_expand() {
+    fn units_requeue_in_order() {
         let mut w = work();
         assert_eq!(w.pop().unwrap().cases, vec![0, 1]);
         w.push_retry(2);
@@ -238,10 +233,8 @@ mod tests {
         assert_eq!(w.pop().unwrap().cases, vec![2]);
         assert_eq!(w.pop().unwrap().cases, vec![2]);
         assert!(w.pop().is_none());
-        let sel: Selector = "A::".parse().unwrap();
-        assert_eq!(w.expand(&sel, &[2, 1, 0]), vec![1, 0]);
-        let sel: Selector = "A::y".parse().unwrap();
-        assert_eq!(w.expand(&sel, &[0, 1]), vec![1]);
+        assert_eq!(w.case(1).name(), "y");
+        assert_eq!(w.case(2).class_name, "B");
         w.finish(0);
         w.finish(0);
         assert_eq!(w.open_cases(), vec![1, 2]);

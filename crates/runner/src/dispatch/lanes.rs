@@ -1,0 +1,220 @@
+//! The event loop's lane management: starting lanes (regular, fresh, multi-card), handing out
+//! work, closing lanes, and the multi-card phase.
+//!
+//! This file owns the process side of a lane's life up to its exit (spawning with its leases and
+//! sink, assignments, closing stdin). It asks [`super::policy`] which lane takes work and which
+//! cards the multi-card phase uses; it never judges an attempt or an exit (`on_lane`, `on_exit`).
+
+use std::collections::VecDeque;
+use std::time::Instant;
+
+use super::event_loop::Dispatcher;
+use super::lane_proc::LaneProc;
+use super::policy::{self, MultiFacts, MultiPhase};
+use super::state::{Lane, Start};
+use super::work::Unit;
+use crate::protocol::ToLane;
+use crate::report::model::{Event, HealthRecord, RunnerEventKind};
+use crate::sink::Sink;
+
+impl Dispatcher {
+    /// Starts a lane on `card` (and, for the multi-card phase, its extra cards). A card whose
+    /// previous lane ended uncleanly (or that re-runs a poison sink) records `fresh_process` with
+    /// the reason its `replacement` holds.
+    pub(super) fn spawn(&mut self, card: usize, start: Start) {
+        let device = self.cards[card].device;
+        let sink = match start {
+            Start::Regular => match Sink::create(&self.settings.sink_dir, device) {
+                Ok(s) => Some(s),
+                Err(e) => {
+                    tracing::warn!(
+                        device,
+                        "cannot create a poison sink ({e}); the lane runs without one"
+                    );
+                    None
+                }
+            },
+            Start::Fresh(_) | Start::Multi(..) => None,
+        };
+        let id = self.lanes.len();
+        let mut held = vec![card];
+        if let Start::Multi(extra, _) = &start {
+            held.extend(extra.iter().copied());
+        }
+        let leases: Vec<_> = held.iter().map(|&c| &self.cards[c].lease).collect();
+        let spawned = LaneProc::spawn(
+            &self.settings.command,
+            id,
+            device,
+            &leases,
+            sink.as_ref().map(Sink::path),
+            self.tx.clone(),
+        );
+        let proc_ = match spawned {
+            Ok(p) => p,
+            Err(e) => {
+                if let Some(s) = sink {
+                    s.take();
+                }
+                self.quarantine(card, &policy::quarantine::spawn_failed(&e));
+                match start {
+                    Start::Fresh(cases) | Start::Multi(_, cases) => self.work.requeue(&cases),
+                    Start::Regular => {}
+                }
+                return;
+            }
+        };
+        let pid = proc_.pid;
+        tracing::debug!(device, pid, "lane started");
+        let at_ms = self.now_ms();
+        self.record(Event::LaneStarted { at_ms, device, pid });
+        for c in held {
+            if let Some(why) = self.cards[c].replacement.take() {
+                self.health(
+                    c,
+                    HealthRecord::runner(at_ms, RunnerEventKind::FreshProcess, why).with_pid(pid),
+                );
+            }
+        }
+        self.lanes.push(Lane {
+            card,
+            proc_,
+            kind: start.kind(),
+            sink,
+            outstanding: VecDeque::new(),
+            batches: VecDeque::new(),
+            running: None,
+            kill: None,
+            heard: Instant::now(),
+            closed_at: None,
+            init_failed: Vec::new(),
+            alive: true,
+        });
+        self.cards[card].lane = Some(id);
+        match start {
+            Start::Fresh(cases) | Start::Multi(_, cases) => self.assign(id, Unit { cases }),
+            Start::Regular => {}
+        }
+    }
+
+    /// The multi-card phase: once every single-card case has its verdict, the regular lanes are
+    /// closed (one process per card at a time) and one lane holding enough healthy cards runs the
+    /// multi-card cases. Returns whether it abandoned them (no lane is left to report them).
+    pub(super) fn maybe_start_multi(&mut self) -> bool {
+        if self.finishing.is_some() || !self.work.has_multi() || self.work.has_queued() {
+            return false;
+        }
+        let multi = policy::LaneKind::Multi;
+        if self
+            .lanes
+            .iter()
+            .any(|l| l.alive && (l.kind == multi || !l.outstanding.is_empty()))
+        {
+            return false;
+        }
+        let mut waiting = false;
+        for id in 0..self.lanes.len() {
+            if self.lanes[id].alive {
+                self.close_lane(id);
+                waiting = true;
+            }
+        }
+        if waiting {
+            return false;
+        }
+        let healthy: Vec<usize> = (0..self.cards.len())
+            .filter(|&c| !self.cards[c].quarantined)
+            .collect();
+        let quarantined: Vec<_> = self
+            .cards
+            .iter()
+            .filter(|c| c.quarantined)
+            .map(|c| c.device)
+            .collect();
+        let phase = policy::multi_card_phase(&MultiFacts {
+            healthy: &healthy,
+            quarantined: &quarantined,
+            need: self.work.multi_cards() as usize,
+            deaths: self.multi_deaths,
+        });
+        let cases = self.work.take_multi();
+        match phase {
+            MultiPhase::Abandon(reason) => {
+                self.abandon(cases, &reason);
+                true
+            }
+            MultiPhase::Start { lead, extra } => {
+                self.spawn(lead, Start::Multi(extra, cases));
+                false
+            }
+        }
+    }
+
+    /// Starts a regular lane on every healthy card that has none while work is queued.
+    fn ensure_lanes(&mut self) {
+        if self.finishing.is_some() {
+            return;
+        }
+        for card in 0..self.cards.len() {
+            if !self.work.has_queued() {
+                break;
+            }
+            let c = &self.cards[card];
+            if c.quarantined || c.lane.is_some() {
+                continue;
+            }
+            self.spawn(card, Start::Regular);
+        }
+    }
+
+    fn assign(&mut self, lane: usize, unit: Unit) {
+        self.batch_seq += 1;
+        let cases: Vec<String> = unit.cases.iter().map(|&i| self.work.case(i).id.clone()).collect();
+        let l = &mut self.lanes[lane];
+        if l.outstanding.is_empty() {
+            // An idle lane's watchdog starts with its work.
+            l.heard = Instant::now();
+        }
+        l.outstanding.extend(unit.cases.iter().copied());
+        l.batches.push_back(unit.cases.len());
+        l.proc_.send(&ToLane::Run {
+            batch: self.batch_seq,
+            cases,
+        });
+        self.first_assign.get_or_insert_with(Instant::now);
+    }
+
+    /// Hands queued units to lanes round-robin, one unit per lane per round, so work spreads over
+    /// the cards; then starts lanes on idle healthy cards if work is still queued.
+    pub(super) fn refill_all(&mut self) {
+        self.ensure_lanes();
+        loop {
+            let mut gave = false;
+            for id in 0..self.lanes.len() {
+                if !self.work.has_queued() {
+                    return;
+                }
+                let l = &self.lanes[id];
+                if policy::wants_work(&l.state(self.cards[l.card].quarantined)) {
+                    if let Some(unit) = self.work.pop() {
+                        self.assign(id, unit);
+                        gave = true;
+                    }
+                }
+            }
+            if !gave {
+                return;
+            }
+        }
+    }
+
+    /// Closes a lane's stdin (it finishes, closes its workers and exits) and starts its close
+    /// deadline.
+    pub(super) fn close_lane(&mut self, lane: usize) {
+        let l = &mut self.lanes[lane];
+        if l.alive && l.closed_at.is_none() {
+            l.proc_.close();
+            l.closed_at = Some(Instant::now());
+        }
+    }
+}

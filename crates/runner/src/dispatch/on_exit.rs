@@ -1,0 +1,216 @@
+//! The event loop's handling of a lane's exit, for any reason (DESIGN section 5 steps 5 to 7): the
+//! blamed attempt, the poison sink, the fresh lane, the requeue, the quarantine; and the end of
+//! cases no healthy card is left for.
+//!
+//! This file gathers the facts of the exit, asks [`super::policy`] (`blame`, `sink_rerun`,
+//! `lane_exit`, `quarantine`) and applies the answers. It reads and deletes the sink file (the
+//! process side); it decides nothing itself.
+
+use std::time::Instant;
+
+use platform_common::DeviceId;
+
+use super::event_loop::Dispatcher;
+use super::policy::{self, DeathFacts, ExitDecision, ExitFacts, InitFailure, MultiInitStep, Outstanding};
+use super::state::Start;
+use crate::report::model::{Event, HealthRecord, LaneStatus, RunnerEventKind};
+use crate::sink::Sink;
+
+impl Dispatcher {
+    pub(super) fn on_exit(&mut self, lane: usize, status: LaneStatus) {
+        let l = &mut self.lanes[lane];
+        l.alive = false;
+        let card = l.card;
+        let pid = l.proc_.pid;
+        let kind = l.kind;
+        let kill = l.kill.take().map(|k| k.reason);
+        let init_failed = std::mem::take(&mut l.init_failed);
+        let running = l.running.take();
+        let heard = l.heard;
+        let sink = l.sink.take();
+        let unfinished = usize::from(running.is_some()) + l.outstanding.len()
+            - running.map_or(0, |(i, _)| usize::from(l.outstanding.contains(&i)));
+        if self.cards[card].lane == Some(lane) {
+            self.cards[card].lane = None;
+        }
+        let device = self.cards[card].device;
+        let at_ms = self.now_ms();
+        self.record(Event::LaneExited {
+            at_ms,
+            device,
+            pid,
+            status,
+        });
+
+        // Step 6: who pays for the death.
+        let next = self.lanes[lane]
+            .outstanding
+            .front()
+            .map(|&i| (i, heard.elapsed()));
+        let blamed = policy::blame(&DeathFacts {
+            status,
+            pid,
+            kill,
+            running: running.map(|(i, since)| (i, since.elapsed())),
+            next,
+            case_timeout: self.settings.case_timeout,
+        });
+        if let Some(b) = blamed {
+            self.lanes[lane].take_outstanding(b.case);
+            let duration_ms = u64::try_from(b.duration.as_millis()).unwrap_or(u64::MAX);
+            self.attempt_ended(b.case, card, pid, b.outcome, duration_ms, Some(b.error));
+        }
+
+        // Step 5: the sink is read after every exit, timeouts and crashes included.
+        let outstanding: Vec<usize> = self.lanes[lane].outstanding.drain(..).collect();
+        self.lanes[lane].batches.clear();
+        let split = match sink {
+            Some(sink) => self.read_sink(device, sink, &outstanding),
+            None => policy::SinkRerun {
+                requeue: outstanding.clone(),
+                ..Default::default()
+            },
+        };
+
+        // Steps 5 and 7: what follows.
+        let facts = ExitFacts {
+            kind,
+            status,
+            pid,
+            device,
+            unfinished,
+            finishing: self.finishing.is_some(),
+            init_failed: init_failed
+                .iter()
+                .map(|&c| InitFailure {
+                    card: c,
+                    device: self.cards[c].device,
+                    failed_before: self.cards[c].multi_init_failures,
+                })
+                .collect(),
+            sink_reruns: split.fresh.len(),
+            deaths_before: self.cards[card].deaths,
+        };
+        match policy::after_exit(&facts) {
+            ExitDecision::Closed => return,
+            ExitDecision::Multi { died, cards } => {
+                self.work.requeue(&outstanding);
+                if died {
+                    self.multi_deaths += 1;
+                }
+                for (c, step) in cards {
+                    match step {
+                        MultiInitStep::Quarantine(reason) => self.quarantine(c, &reason),
+                        MultiInitStep::FreshNext(reason) => {
+                            self.cards[c].multi_init_failures += 1;
+                            self.cards[c].replacement = Some(reason);
+                        }
+                    }
+                }
+            }
+            ExitDecision::Quarantine(reason) => {
+                self.work.requeue(&outstanding);
+                self.quarantine(card, &reason);
+            }
+            ExitDecision::FreshLane(reason) => {
+                self.work.requeue(&split.requeue);
+                self.cards[card].replacement = Some(reason);
+                self.spawn(card, Start::Fresh(split.fresh));
+            }
+            ExitDecision::Requeue {
+                replacement,
+                death,
+                quarantine,
+            } => {
+                self.work.requeue(&outstanding);
+                if replacement.is_some() {
+                    self.cards[card].replacement = replacement;
+                }
+                if death {
+                    self.cards[card].deaths += 1;
+                }
+                if let Some(reason) = quarantine {
+                    self.quarantine(card, &reason);
+                }
+            }
+        }
+        self.refill_all();
+    }
+
+    /// Reads and deletes a dead lane's sink (journal: `sink_read`) and splits its unfinished cases
+    /// between a fresh lane and the queue.
+    fn read_sink(&mut self, device: DeviceId, sink: Sink, outstanding: &[usize]) -> policy::SinkRerun {
+        let contents = sink.take();
+        if !contents.malformed_lines.is_empty() {
+            tracing::warn!(
+                device,
+                lines = ?contents.malformed_lines,
+                "skipped malformed poison-sink lines"
+            );
+        }
+        let selectors: Vec<String> = contents.records.iter().map(|r| r.selector.clone()).collect();
+        let at_ms = self.now_ms();
+        self.record(Event::SinkRead {
+            at_ms,
+            device,
+            selectors: selectors.clone(),
+            malformed_lines: contents.malformed_lines,
+        });
+        let held: Vec<Outstanding<'_>> = outstanding
+            .iter()
+            .map(|&i| {
+                let c = self.work.case(i);
+                Outstanding {
+                    index: i,
+                    class: &c.class_name,
+                    name: c.name(),
+                }
+            })
+            .collect();
+        let split = policy::rerun_from_sink(&selectors, &held);
+        for bad in &split.bad {
+            tracing::warn!(device, "ignoring a poison-sink selector: {bad}");
+        }
+        split
+    }
+
+    /// Takes `card` out of the run (once), recording `quarantined` with the reason.
+    pub(super) fn quarantine(&mut self, card: usize, reason: &str) {
+        if self.cards[card].quarantined {
+            return;
+        }
+        self.cards[card].quarantined = true;
+        let device = self.cards[card].device;
+        tracing::warn!(device, "card quarantined: {reason}");
+        let at_ms = self.now_ms();
+        self.health(
+            card,
+            HealthRecord::runner(at_ms, RunnerEventKind::Quarantined, reason),
+        );
+    }
+
+    /// Every card is quarantined: every open case ends with its verdict.
+    pub(super) fn abandon_all(&mut self) {
+        let devices: Vec<_> = self.cards.iter().map(|c| c.device).collect();
+        let reason = policy::quarantine::no_healthy_card(&devices);
+        self.work.clear_queue();
+        let open = self.work.open_cases();
+        self.abandon(open, &reason);
+    }
+
+    /// Ends `cases` without running them: each gets its verdict (failed, class infrastructure)
+    /// with `reason`, so nothing is lost.
+    pub(super) fn abandon(&mut self, cases: impl IntoIterator<Item = usize>, reason: &str) {
+        for i in cases {
+            let id = self.work.case(i).id.clone();
+            let at_ms = self.now_ms();
+            self.record(Event::CaseAbandoned {
+                at_ms,
+                id,
+                reason: reason.to_owned(),
+            });
+            self.work.finish(i);
+        }
+        self.last_verdict = Some(Instant::now());
+    }
+}

@@ -1,0 +1,195 @@
+//! The event loop's handling of messages from lanes: a case started or finished, a health event, a
+//! failed init, a worker's lifecycle step, an escalation.
+//!
+//! This file owns turning lane messages into journal events and attempt bookkeeping. The retry
+//! decision is [`super::policy::retry`]'s; it never handles a lane's exit (`on_exit`) and never
+//! translates a health event (a device runner's event is embedded whole in its record).
+
+use std::time::Instant;
+
+use platform_common::health::HealthEvent;
+use platform_common::DeviceId;
+
+use super::event_loop::Dispatcher;
+use super::policy::{self, AttemptDecision, AttemptFacts, LaneKind};
+use crate::protocol::FromLane;
+use crate::report::model::{AttemptOutcome, ErrorReport, Event, HealthRecord, RunnerEventKind};
+
+impl Dispatcher {
+    /// The card index of `device`, else the lane's own card.
+    fn card_of(&self, lane: usize, device: DeviceId) -> usize {
+        self.cards
+            .iter()
+            .position(|c| c.device == device)
+            .unwrap_or(self.lanes[lane].card)
+    }
+
+    pub(super) fn on_msg(&mut self, lane: usize, msg: FromLane) {
+        self.lanes[lane].heard = Instant::now();
+        match msg {
+            FromLane::Ready { pid } => tracing::trace!(lane, pid, "lane ready"),
+            FromLane::Started { case } => self.on_started(lane, &case),
+            FromLane::Finished {
+                case,
+                outcome,
+                duration_us,
+                error,
+            } => self.on_finished(lane, &case, outcome, duration_us / 1000, error),
+            FromLane::Health { event } => self.on_health(lane, &event),
+            FromLane::InitFailed {
+                device,
+                runtime,
+                error,
+            } => self.on_init_failed(lane, device, &runtime, &error),
+            FromLane::Worker {
+                device,
+                runtime,
+                action,
+            } => {
+                let pid = self.lanes[lane].proc_.pid;
+                let at_ms = self.now_ms();
+                self.record(Event::Worker {
+                    at_ms,
+                    device,
+                    pid,
+                    runtime,
+                    action,
+                });
+            }
+            FromLane::Escalating { reason, cases } => {
+                let device = self.cards[self.lanes[lane].card].device;
+                tracing::warn!(device, cases, "lane escalates to a fresh process: {reason}");
+            }
+        }
+    }
+
+    /// A worker of the lane failed to init on `device`: a health event of that card (whichever
+    /// lane saw it), never an attempt of a case; the lane's exit decides what it means.
+    fn on_init_failed(&mut self, lane: usize, device: DeviceId, runtime: &str, error: &ErrorReport) {
+        let card = self.card_of(lane, device);
+        if !self.lanes[lane].init_failed.contains(&card) {
+            self.lanes[lane].init_failed.push(card);
+        }
+        let pid = self.lanes[lane].proc_.pid;
+        let detail = format!(
+            "init of runtime {runtime} on card {device} failed: {}",
+            error.message
+        );
+        let r = HealthRecord::runner(self.now_ms(), RunnerEventKind::InitFailed, detail)
+            .with_error(error.call, error.code)
+            .with_pid(pid);
+        self.health(card, r);
+    }
+
+    fn case_index(&self, lane: usize, id: &str) -> Option<usize> {
+        let i = self.work.index_of(id);
+        if i.is_none() {
+            tracing::warn!(
+                lane,
+                case = id,
+                "lane reported a case that is not part of the run"
+            );
+        }
+        i
+    }
+
+    fn on_started(&mut self, lane: usize, id: &str) {
+        let Some(i) = self.case_index(lane, id) else {
+            return;
+        };
+        self.lanes[lane].running = Some((i, Instant::now()));
+        let device = self.cards[self.lanes[lane].card].device;
+        let attempt = self.work.case(i).attempts + 1;
+        let at_ms = self.now_ms();
+        self.record(Event::CaseStarted {
+            at_ms,
+            id: id.to_owned(),
+            device,
+            attempt,
+        });
+    }
+
+    fn on_finished(
+        &mut self,
+        lane: usize,
+        id: &str,
+        outcome: AttemptOutcome,
+        duration_ms: u64,
+        error: Option<ErrorReport>,
+    ) {
+        let Some(i) = self.case_index(lane, id) else {
+            return;
+        };
+        let l = &mut self.lanes[lane];
+        l.running = None;
+        l.take_outstanding(i);
+        let card = l.card;
+        let pid = l.proc_.pid;
+        self.cards[card].deaths = 0;
+        self.attempt_ended(i, card, pid, outcome, duration_ms, error);
+        let l = &self.lanes[lane];
+        if matches!(l.kind, LaneKind::Fresh | LaneKind::Multi) && l.outstanding.is_empty() {
+            // The fresh lane's one bounded pass (or the multi-card phase) is done.
+            self.close_lane(lane);
+        }
+        self.refill_all();
+    }
+
+    /// Records an attempt and applies the retry rule: verdict final, or retry first in the queue.
+    pub(super) fn attempt_ended(
+        &mut self,
+        i: usize,
+        card: usize,
+        pid: u32,
+        outcome: AttemptOutcome,
+        duration_ms: u64,
+        error: Option<ErrorReport>,
+    ) {
+        let device = self.cards[card].device;
+        let c = self.work.case_mut(i);
+        c.attempts += 1;
+        let attempt = c.attempts;
+        let id = c.id.clone();
+        let decision = policy::after_attempt(&AttemptFacts {
+            outcome,
+            error: error.as_ref(),
+            attempt,
+            retries: self.settings.retries,
+        });
+        let at_ms = self.now_ms();
+        self.record(Event::CaseFinished {
+            at_ms,
+            id: id.clone(),
+            device,
+            pid,
+            attempt,
+            outcome,
+            duration_ms,
+            error,
+        });
+        match decision {
+            AttemptDecision::Retry { reason } => {
+                self.record(Event::RetryScheduled { at_ms, id, reason });
+                self.work.push_retry(i);
+            }
+            AttemptDecision::Final => {
+                self.work.finish(i);
+                self.last_verdict = Some(Instant::now());
+            }
+        }
+    }
+
+    /// A device runner's health event: recorded whole under the card it names, with the case
+    /// running in the lane and the lane's pid.
+    fn on_health(&mut self, lane: usize, ev: &HealthEvent) {
+        let card = self.card_of(lane, ev.device);
+        let l = &self.lanes[lane];
+        let pid = l.proc_.pid;
+        let case = l.running.map(|(i, _)| self.work.case(i).id.clone());
+        let at_ms = self.event_ms(ev.unix_ms);
+        let r = HealthRecord::device(at_ms, ev.clone())
+            .with_case(case)
+            .with_pid(pid);
+        self.health(card, r);
+    }
+}

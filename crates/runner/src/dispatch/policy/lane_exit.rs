@@ -1,0 +1,299 @@
+//! DESIGN section 5 steps 5 and 7 after every lane exit: where the lane's unfinished work goes
+//! (back to the queue, or to a fresh lane from its poison sink), whether the next lane on its card
+//! is a fresh process, and whether the card is quarantined.
+//!
+//! This file owns that decision as a pure function of an [`ExitFacts`] (nextest's dispatcher
+//! shape: facts in, a response out). The blame for a death ([`super::blame`]) and the sink's
+//! split ([`super::sink_rerun`]) are decided before it; it never spawns, requeues or records
+//! anything (the event loop applies the [`ExitDecision`]).
+
+use platform_common::DeviceId;
+
+use super::quarantine::{self, MultiInitStep};
+use crate::protocol::EXIT_NEEDS_FRESH_PROCESS;
+use crate::report::model::LaneStatus;
+
+/// Which kind of lane ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LaneKind {
+    /// A regular lane with a sink, fed from the queue.
+    Regular,
+    /// A fresh lane without a sink (one bounded pass over a sink's cases).
+    Fresh,
+    /// The multi-card phase's lane.
+    Multi,
+}
+
+/// A card whose worker failed to init in the lane.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InitFailure {
+    /// The card (its index in the run).
+    pub card: usize,
+    /// Its number.
+    pub device: DeviceId,
+    /// How often multi-card lanes failed to init it before.
+    pub failed_before: u32,
+}
+
+/// The facts of one lane exit. A field per fact: later rules (an init timeout, a kill the
+/// dispatcher did not send, an isolation mode) add a field here.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExitFacts {
+    /// Which kind of lane.
+    pub kind: LaneKind,
+    /// How its process ended.
+    pub status: LaneStatus,
+    /// Its pid.
+    pub pid: u32,
+    /// Its card.
+    pub device: DeviceId,
+    /// Cases it had not finished when it ended (the running one included).
+    pub unfinished: usize,
+    /// Whether the run is closing its lanes (every verdict is in).
+    pub finishing: bool,
+    /// Cards whose worker failed to init in this lane.
+    pub init_failed: Vec<InitFailure>,
+    /// Cases its poison sink sends to a fresh lane.
+    pub sink_reruns: usize,
+    /// Deaths in a row of lanes on its card before this exit.
+    pub deaths_before: u32,
+}
+
+impl ExitFacts {
+    /// Exit 0 with nothing unfinished. Exit 0 with work unfinished is no clean end: the lane died as
+    /// much as a crashed one.
+    pub fn clean(&self) -> bool {
+        self.status == LaneStatus::Exited(0) && self.unfinished == 0
+    }
+}
+
+/// What the event loop does after a lane exit. Every variant but [`ExitDecision::Closed`] puts
+/// the lane's unfinished cases back in the queue ([`ExitDecision::FreshLane`]: those the sink does
+/// not name) and hands out work again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExitDecision {
+    /// The run is finishing and the lane closed cleanly: nothing to do.
+    Closed,
+    /// The multi-card lane ended: a death is counted when it was unclean, and each card whose init
+    /// failed gets its step.
+    Multi {
+        /// Whether it counts as a death of a multi-card lane.
+        died: bool,
+        /// Per card (index) whose init failed: fresh process next, or quarantine.
+        cards: Vec<(usize, MultiInitStep)>,
+    },
+    /// A fresh lane could not recover its card either: the card is quarantined.
+    Quarantine(String),
+    /// The sink named cases: they re-run in a fresh lane on the same card, recorded as
+    /// `fresh_process` with this reason.
+    FreshLane(String),
+    /// A lane on the card starts again when work is queued.
+    Requeue {
+        /// Set when the exit was unclean: the next lane is a fresh process, with this reason.
+        replacement: Option<String>,
+        /// Whether the exit counts as a death of a lane on the card (resets on a finished case).
+        death: bool,
+        /// The card is quarantined: too many deaths in a row.
+        quarantine: Option<String>,
+    },
+}
+
+/// Decides what follows a lane exit (see [`ExitDecision`]).
+pub fn after_exit(f: &ExitFacts) -> ExitDecision {
+    let clean = f.clean();
+    if f.finishing && clean {
+        return ExitDecision::Closed;
+    }
+    let (status, pid) = (f.status, f.pid);
+    match f.kind {
+        LaneKind::Multi => ExitDecision::Multi {
+            died: !clean,
+            cards: f
+                .init_failed
+                .iter()
+                .map(|c| {
+                    let step = quarantine::after_multi_init_failure(c.device, c.failed_before, pid, status);
+                    (c.card, step)
+                })
+                .collect(),
+        },
+        LaneKind::Fresh
+            if status == LaneStatus::Exited(EXIT_NEEDS_FRESH_PROCESS) || !f.init_failed.is_empty() =>
+        {
+            ExitDecision::Quarantine(quarantine::fresh_lane_failed(f.device, status))
+        }
+        _ if f.sink_reruns > 0 => ExitDecision::FreshLane(format!(
+            "fresh process re-runs {} case(s) from the poison sink of lane pid {pid} ({status})",
+            f.sink_reruns
+        )),
+        _ if clean => ExitDecision::Requeue {
+            replacement: None,
+            death: false,
+            quarantine: None,
+        },
+        _ => {
+            let unfinished = if status == LaneStatus::Exited(0) {
+                format!(" with {} case(s) unfinished", f.unfinished)
+            } else {
+                String::new()
+            };
+            ExitDecision::Requeue {
+                replacement: Some(format!(
+                    "replacement lane: lane pid {pid} ended ({status}){unfinished}"
+                )),
+                death: true,
+                quarantine: quarantine::after_lane_death(f.deaths_before + 1, f.device),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use LaneKind as K;
+
+    const NEEDS_FRESH: LaneStatus = LaneStatus::Exited(EXIT_NEEDS_FRESH_PROCESS);
+    const EXIT0: LaneStatus = LaneStatus::Exited(0);
+    const SEGV: LaneStatus = LaneStatus::Signaled(11);
+
+    fn facts(kind: LaneKind, status: LaneStatus) -> ExitFacts {
+        ExitFacts {
+            kind,
+            status,
+            pid: 40,
+            device: 1,
+            unfinished: 0,
+            finishing: false,
+            init_failed: Vec::new(),
+            sink_reruns: 0,
+            deaths_before: 0,
+        }
+    }
+
+    fn init_failure(failed_before: u32) -> Vec<InitFailure> {
+        vec![InitFailure {
+            card: 1,
+            device: 1,
+            failed_before,
+        }]
+    }
+
+    /// The short name of a decision, for the table.
+    fn short(d: &ExitDecision) -> &'static str {
+        match d {
+            ExitDecision::Closed => "closed",
+            ExitDecision::Multi { died: true, .. } => "multi, died",
+            ExitDecision::Multi { died: false, .. } => "multi",
+            ExitDecision::Quarantine(_) => "quarantine",
+            ExitDecision::FreshLane(_) => "fresh lane",
+            ExitDecision::Requeue {
+                quarantine: Some(_), ..
+            } => "requeue, quarantine",
+            ExitDecision::Requeue { death: true, .. } => "requeue, fresh next",
+            ExitDecision::Requeue { .. } => "requeue",
+        }
+    }
+
+    /// Every row of steps 5 and 7 that follows a lane exit (and the README's lane-death rules).
+    #[test]
+    fn lane_exit_table() {
+        #[rustfmt::skip]
+        let rows: Vec<(&str, ExitFacts, &str)> = vec![
+            ("clean close at the end of the run",
+                ExitFacts { finishing: true, ..facts(K::Regular, EXIT0) }, "closed"),
+            ("clean exit mid-run (stdin closed for the multi-card phase)",
+                facts(K::Regular, EXIT0), "requeue"),
+            ("exit 0 with work unfinished died as much as a crash",
+                ExitFacts { unfinished: 2, ..facts(K::Regular, EXIT0) }, "requeue, fresh next"),
+            ("exit 0 with work unfinished, even while finishing",
+                ExitFacts { unfinished: 1, finishing: true, ..facts(K::Regular, EXIT0) }, "requeue, fresh next"),
+            ("a crash without a sink: replacement lane, a death counted",
+                ExitFacts { unfinished: 3, ..facts(K::Regular, SEGV) }, "requeue, fresh next"),
+            ("the fourth death in a row quarantines",
+                ExitFacts { unfinished: 3, deaths_before: MAX_DEATHS - 1, ..facts(K::Regular, SEGV) }, "requeue, quarantine"),
+            ("escalation with a sink: its cases re-run in a fresh lane",
+                ExitFacts { unfinished: 3, sink_reruns: 3, ..facts(K::Regular, NEEDS_FRESH) }, "fresh lane"),
+            ("a crash while the sink was written: the sink still re-runs",
+                ExitFacts { unfinished: 3, sink_reruns: 1, ..facts(K::Regular, SEGV) }, "fresh lane"),
+            ("a regular lane's init failure goes through its sink",
+                ExitFacts { unfinished: 2, sink_reruns: 2, init_failed: init_failure(0), ..facts(K::Regular, NEEDS_FRESH) }, "fresh lane"),
+            ("escalation with an empty sink: a replacement lane",
+                ExitFacts { unfinished: 2, ..facts(K::Regular, NEEDS_FRESH) }, "requeue, fresh next"),
+            ("a fresh lane that escalates quarantines its card",
+                ExitFacts { unfinished: 2, ..facts(K::Fresh, NEEDS_FRESH) }, "quarantine"),
+            ("a fresh lane that cannot init quarantines its card",
+                ExitFacts { unfinished: 2, init_failed: init_failure(0), ..facts(K::Fresh, NEEDS_FRESH) }, "quarantine"),
+            ("a fresh lane that crashed is replaced like any lane",
+                ExitFacts { unfinished: 1, ..facts(K::Fresh, SEGV) }, "requeue, fresh next"),
+            ("a fresh lane done with its pass",
+                ExitFacts { finishing: false, ..facts(K::Fresh, EXIT0) }, "requeue"),
+            ("the multi-card lane closes cleanly",
+                facts(K::Multi, EXIT0), "multi"),
+            ("the multi-card lane died",
+                ExitFacts { unfinished: 1, ..facts(K::Multi, SEGV) }, "multi, died"),
+        ];
+        for (what, f, want) in rows {
+            let d = after_exit(&f);
+            assert_eq!(short(&d), want, "{what}: {d:?}");
+        }
+    }
+
+    const MAX_DEATHS: u32 = quarantine::MAX_LANE_DEATHS;
+
+    #[test]
+    fn a_multi_card_init_failure_is_the_cards_own() {
+        let f = ExitFacts {
+            unfinished: 1,
+            init_failed: init_failure(0),
+            ..facts(K::Multi, NEEDS_FRESH)
+        };
+        let ExitDecision::Multi { died: true, cards } = after_exit(&f) else {
+            panic!("multi");
+        };
+        assert!(
+            matches!(&cards[..], [(1, MultiInitStep::FreshNext(_))]),
+            "{cards:?}"
+        );
+        let f = ExitFacts {
+            init_failed: init_failure(1),
+            ..f
+        };
+        let ExitDecision::Multi { cards, .. } = after_exit(&f) else {
+            panic!("multi");
+        };
+        assert!(
+            matches!(&cards[..], [(1, MultiInitStep::Quarantine(_))]),
+            "{cards:?}"
+        );
+    }
+
+    #[test]
+    fn the_reasons_say_what_happened() {
+        let d = after_exit(&ExitFacts {
+            unfinished: 2,
+            ..facts(K::Regular, EXIT0)
+        });
+        let ExitDecision::Requeue {
+            replacement: Some(r), ..
+        } = d
+        else {
+            panic!("{d:?}");
+        };
+        assert_eq!(
+            r,
+            "replacement lane: lane pid 40 ended (exit 0) with 2 case(s) unfinished"
+        );
+        let d = after_exit(&ExitFacts {
+            unfinished: 3,
+            sink_reruns: 3,
+            ..facts(K::Regular, NEEDS_FRESH)
+        });
+        assert_eq!(
+            d,
+            ExitDecision::FreshLane(
+                "fresh process re-runs 3 case(s) from the poison sink of lane pid 40 (exit 75)".into()
+            )
+        );
+    }
+}

@@ -1,0 +1,105 @@
+//! The dispatcher's clock rules (DESIGN section 5 step 6's "a timeout of a lane"): when each lane
+//! must have done something, and how it is ended when it has not.
+//!
+//! This file owns the deadlines as pure functions of a lane's times. It never reads a clock and
+//! never signals a process: the event loop passes `Instant`s in and [`super::super::kill`] sends
+//! the signals.
+
+use std::time::{Duration, Instant};
+
+use super::super::kill::KillReason;
+
+/// Time between SIGTERM and SIGKILL of a lane that exceeded the case timeout (or the watchdog).
+pub const KILL_GRACE: Duration = Duration::from_secs(2);
+
+/// What the clock rules need to know about a live lane that is not being ended yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LaneTimes {
+    /// When its running case started, if one is running.
+    pub running_since: Option<Instant>,
+    /// Whether it has work outstanding.
+    pub outstanding: bool,
+    /// When it last sent a message, or (idle until then) was given work.
+    pub heard: Instant,
+    /// When its stdin was closed.
+    pub closed_at: Option<Instant>,
+}
+
+/// The timeouts that apply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// `--case-timeout`, also the watchdog's bound on silence outside a case.
+    pub case_timeout: Duration,
+    /// How long a lane told to close may take.
+    pub close_timeout: Duration,
+}
+
+/// When the lane must have done something: its running case's timeout; else, with work
+/// outstanding, the watchdog (silence outside a case); else, once told to close, its close
+/// deadline; else never.
+pub fn deadline(t: &LaneTimes, limits: &Limits) -> Option<Instant> {
+    if let Some(since) = t.running_since {
+        return Some(since + limits.case_timeout);
+    }
+    if t.outstanding {
+        return Some(t.heard + limits.case_timeout);
+    }
+    t.closed_at.map(|c| c + limits.close_timeout)
+}
+
+/// How a lane past its deadline is ended: a case timeout or a watchdog kill with a grace period
+/// between SIGTERM and SIGKILL; a late close with SIGKILL at once.
+pub fn on_deadline(t: &LaneTimes) -> (KillReason, Duration) {
+    if t.running_since.is_some() {
+        (KillReason::CaseTimeout, KILL_GRACE)
+    } else if t.outstanding {
+        (KillReason::Watchdog, KILL_GRACE)
+    } else {
+        (KillReason::CloseLate, Duration::ZERO)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deadline_table() {
+        let t0 = Instant::now();
+        let s = |n: u64| t0 + Duration::from_secs(n);
+        let limits = Limits {
+            case_timeout: Duration::from_secs(10),
+            close_timeout: Duration::from_secs(100),
+        };
+        type Row = (
+            &'static str,
+            Option<Instant>,
+            bool,
+            Instant,
+            Option<Instant>,
+            Option<Instant>,
+            Option<(KillReason, Duration)>,
+        );
+        #[rustfmt::skip]
+        let rows: &[Row] = &[
+            // what,                                    running since, outstanding, heard, closed at, deadline, kill
+            ("a running case: its timeout",             Some(s(5)), true,  s(7), None,       Some(s(15)),  Some((KillReason::CaseTimeout, KILL_GRACE))),
+            ("a running case while closing",            Some(s(5)), true,  s(7), Some(s(6)), Some(s(15)),  Some((KillReason::CaseTimeout, KILL_GRACE))),
+            ("work outstanding, no case: the watchdog", None,       true,  s(7), None,       Some(s(17)),  Some((KillReason::Watchdog, KILL_GRACE))),
+            ("told to close: the close deadline",       None,       false, s(7), Some(s(8)), Some(s(108)), Some((KillReason::CloseLate, Duration::ZERO))),
+            ("idle: no deadline",                       None,       false, s(7), None,       None,         None),
+        ];
+        for &(what, running_since, outstanding, heard, closed_at, want, kill) in rows {
+            let t = LaneTimes {
+                running_since,
+                outstanding,
+                heard,
+                closed_at,
+            };
+            assert_eq!(deadline(&t, &limits), want, "{what}");
+            if let Some(k) = kill {
+                assert_eq!(on_deadline(&t), k, "{what}");
+            }
+        }
+    }
+}

@@ -1,0 +1,127 @@
+//! One run, from its checked plan to its report: the reports started, the cases added, the
+//! legitimate skips recorded, the event loop run over the leased cards, the report finished.
+//!
+//! This file owns the order of a run's phases. It never decides a retry, a blame or a quarantine
+//! (the policy does, applied by the event loop) and never parses flags (the app does).
+
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
+
+use platform_common::{Arch, DeviceLease};
+
+use super::event_loop::Dispatcher;
+use super::lane_proc::LaneCommand;
+use super::skip::skip_reason;
+use super::state::{DispatchStats, LoopSettings};
+use super::work::Work;
+use crate::case::Suite;
+use crate::platform::PlatformInfo;
+use crate::report::model::{Event, FlakyResult, RunInfo, RunReport};
+use crate::report::{ReportError, Reporter};
+use crate::select::Selection;
+
+/// Everything a run needs, checked.
+#[derive(Debug)]
+pub struct RunPlan {
+    /// The arch.
+    pub arch: Arch,
+    /// The platform and its settings.
+    pub platform: PlatformInfo,
+    /// The cards, leased.
+    pub leases: Vec<DeviceLease>,
+    /// The selected cases.
+    pub selection: Selection,
+    /// Extra attempts after a device-class failure.
+    pub retries: u32,
+    /// What a flaky case counts as.
+    pub flaky_result: FlakyResult,
+    /// Per-case timeout.
+    pub case_timeout: Duration,
+    /// The report directory.
+    pub report_dir: PathBuf,
+    /// The run's id.
+    pub run_id: String,
+    /// Whether to draw progress bars.
+    pub progress: bool,
+    /// How lanes are started.
+    pub command: LaneCommand,
+}
+
+/// A run that could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum DispatchError {
+    /// The report directory or its journal could not be created or written before the run.
+    #[error("failed to start the reports")]
+    Report(#[from] ReportError),
+}
+
+/// What a run gave: the report (its verdicts stand even when a report file could not be
+/// written), the benchmark's figures, and the failure to write the report files, if any.
+#[derive(Debug)]
+pub struct RunOutcome {
+    /// The merged verdicts and health events.
+    pub report: RunReport,
+    /// The benchmark's figures.
+    pub stats: DispatchStats,
+    /// Writing `report.json`, `junit.xml`, `timeline.svg` or the journal's end failed.
+    pub write_error: Option<ReportError>,
+}
+
+/// Runs the plan to its report.
+pub fn run(plan: RunPlan, suite: &Suite) -> Result<RunOutcome, DispatchError> {
+    let devices: Vec<u32> = plan.leases.iter().map(DeviceLease::card).collect();
+    let info = RunInfo {
+        arch: plan.arch,
+        platform: plan.platform.platform,
+        driver: plan.platform.driver.clone(),
+        devices: devices.clone(),
+        run_id: plan.run_id.clone(),
+        started_at: crate::report::rfc3339_utc(SystemTime::now()),
+    };
+    let mut reporter = Reporter::create(&plan.report_dir, info, plan.progress)?;
+    let mut work = Work::new(suite, &plan.selection);
+    reporter.event(&Event::RunStarted {
+        at_ms: 0,
+        run_id: plan.run_id.clone(),
+        arch: plan.arch,
+        platform: plan.platform.platform,
+        devices: devices.clone(),
+        cases: work.cases().len() as u64,
+    })?;
+    for i in 0..work.cases().len() {
+        let c = work.case(i);
+        let class = &suite.classes[c.class];
+        reporter.add_case(&c.id, &class.name, &class.runtime.name)?;
+    }
+    for i in 0..work.cases().len() {
+        let c = work.case(i);
+        let Some((_, spec)) = suite.find_case(&c.id) else {
+            continue;
+        };
+        if let Some(reason) = skip_reason(spec.device_count, devices.len()) {
+            let id = c.id.clone();
+            let at_ms = reporter.elapsed_ms();
+            reporter.event(&Event::CaseSkipped { at_ms, id, reason })?;
+            work.withdraw(i);
+        }
+    }
+    let settings = LoopSettings {
+        retries: plan.retries,
+        case_timeout: plan.case_timeout,
+        command: plan.command,
+        sink_dir: plan.report_dir.clone(),
+        close_timeout: close_timeout(&plan.platform),
+    };
+    let (reporter, stats) = Dispatcher::new(settings, work, plan.leases, reporter).run();
+    let (report, written) = reporter.finish_keeping_report(plan.flaky_result);
+    Ok(RunOutcome {
+        report,
+        stats,
+        write_error: written.err(),
+    })
+}
+
+/// How long lanes may take to close their pools at the end: generous (a finalize may force-reset).
+fn close_timeout(p: &PlatformInfo) -> Duration {
+    (p.timeouts.stream_sync * 2 + p.timeouts.op_execute) * 3 + Duration::from_secs(10)
+}
