@@ -2,8 +2,8 @@
 //!
 //! This module owns what one attempt does on the device and how its failure is classified: from
 //! the typed errors ([`RunError::class`], [`FailureClass`]) and the golden comparison, never from
-//! message text. It reports whether the worker must be retired (a device-runtime error); it never
-//! retires, retries or escalates anything itself (the lane and the dispatcher do).
+//! message text. It never retires, retries or escalates anything itself (the lane's heal policy and
+//! the dispatcher decide, from the attempt's typed class).
 
 use std::time::{Duration, Instant};
 
@@ -23,10 +23,9 @@ pub const LIVENESS_SLACK: Duration = Duration::from_secs(5);
 pub struct CaseRun {
     /// Passed or failed.
     pub outcome: AttemptOutcome,
-    /// Why it failed.
+    /// Why it failed (its class tells the lane whether the worker is retired:
+    /// [`crate::lane::heal::after_case`]).
     pub error: Option<ErrorReport>,
-    /// A device-runtime error: the worker must be retired (closed, which force-resets the card).
-    pub retire: bool,
 }
 
 impl CaseRun {
@@ -35,15 +34,13 @@ impl CaseRun {
         Self {
             outcome: AttemptOutcome::Passed,
             error: None,
-            retire: false,
         }
     }
 
-    /// A failure of `error`'s class; device-runtime failures retire the worker.
+    /// A failure of `error`'s class.
     pub fn failed(error: ErrorReport) -> Self {
         Self {
             outcome: AttemptOutcome::Failed,
-            retire: error.class == FailureClass::DeviceRuntime,
             error: Some(error),
         }
     }
@@ -176,11 +173,8 @@ pub fn judge_op_timeout(
         )),
         Err(RunError::Device(e)) if e.code == want => {
             if ran_for < bound {
-                CaseRun {
-                    // The fault was the point of the case: the worker is closed by the case itself.
-                    retire: false,
-                    ..CaseRun::passed()
-                }
+                // The fault was the point of the case: the worker is closed by the case itself.
+                CaseRun::passed()
             } else {
                 CaseRun::failed(ErrorReport::from_driver(
                     &e,
@@ -203,7 +197,6 @@ impl CaseRun {
         if let Some(e) = &mut self.error {
             e.class = class;
         }
-        self.retire = class == FailureClass::DeviceRuntime;
         self
     }
 }
@@ -216,6 +209,7 @@ mod tests {
     use platform_common::DriverError;
 
     use super::*;
+    use crate::lane::heal::{self, PoolStep};
 
     fn t() -> Timeouts {
         Timeouts::defaults(TimeoutProfile::Sim)
@@ -231,14 +225,12 @@ mod tests {
             Duration::from_millis(600),
         );
         assert_eq!(ok.outcome, AttemptOutcome::Passed);
-        assert!(!ok.retire);
         let wrong_arch = judge_op_timeout(Arch::A2a3, &t(), Err(RunError::Device(e)), Duration::ZERO);
         assert_eq!(wrong_arch.outcome, AttemptOutcome::Failed);
         assert_eq!(wrong_arch.error.unwrap().class, FailureClass::DeviceRuntime);
         let slow = judge_op_timeout(Arch::A5, &t(), Err(RunError::Device(e)), Duration::from_secs(7));
         let err = slow.error.unwrap();
         assert_eq!(err.class, FailureClass::Result);
-        assert!(!slow.retire);
         assert!(err.message.contains("liveness bound"), "{}", err.message);
         let passed = judge_op_timeout(Arch::A5, &t(), Ok(()), Duration::ZERO);
         assert_eq!(passed.error.unwrap().class, FailureClass::Result);
@@ -256,7 +248,10 @@ mod tests {
             "launch 1",
         );
         assert_eq!(u.class, FailureClass::Usage);
-        assert!(!CaseRun::failed(u).retire);
+        assert_eq!(
+            heal::after_case(CaseRun::failed(u).error.as_ref()),
+            PoolStep::Keep
+        );
     }
 
     #[test]

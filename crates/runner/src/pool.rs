@@ -97,6 +97,7 @@ mod tests {
     use super::*;
     use crate::case::{Body, CaseSpec};
     use crate::exec::{self, CaseRun};
+    use crate::lane::heal::{self, PoolStep};
     use crate::report::model::AttemptOutcome;
 
     /// One simulated card with `plan`, its lease and a worker environment.
@@ -149,13 +150,21 @@ mod tests {
         let mismatch = run(&mut pool, &mut env, &rt, &case, &lease);
         assert_eq!(mismatch.outcome, AttemptOutcome::Failed);
         assert_eq!(mismatch.error.as_ref().unwrap().class, FailureClass::Result);
-        assert!(!mismatch.retire, "a golden mismatch never retires the worker");
+        assert_eq!(
+            heal::after_case(mismatch.error.as_ref()),
+            PoolStep::Keep,
+            "a golden mismatch never retires the worker"
+        );
         assert!(!pool.current_mut().unwrap().is_unusable());
 
         let device = run(&mut pool, &mut env, &rt, &case, &lease);
         assert_eq!(device.outcome, AttemptOutcome::Failed);
         assert_eq!(device.error.as_ref().unwrap().class, FailureClass::DeviceRuntime);
-        assert!(device.retire, "a device-runtime error retires the worker");
+        assert_eq!(
+            heal::after_case(device.error.as_ref()),
+            PoolStep::Retire,
+            "a device-runtime error retires the worker"
+        );
         assert!(pool.current_mut().unwrap().is_unusable());
 
         let report = pool

@@ -6,92 +6,25 @@
 //! card cannot be recovered in-process. It holds the card's lease handed down by the dispatcher
 //! and exits when its stdin closes, so a dead dispatcher never leaves lanes holding cards.
 //!
-//! - `session`: the lane's main loop, the pool heal and the escalation.
+//! - `session`: the lane's main loop: runs cases, applies the heal and escalation decisions.
+//! - `heal`: step 3 and 4's decisions (keep or retire the pooled worker, escalate or go on), pure
+//!   functions with table tests;
+//! - `escalate`: the poison-sink records of an escalation (which selectors a fresh process re-runs).
 //! - `card_thread`: the thread driving each further card of a multi-card lane (one card, one
 //!   thread: the lane's own card is driven from its main thread).
+//! - `start`: [`main`], the lane's setup from its command line and environment.
 //! - `input`: the stdin reader thread.
 //! - `hooks`: test-only pause and exit points (honoured only with the hidden
 //!   [`crate::protocol::TEST_HOOKS_FLAG`]).
 
 mod card_thread;
+pub mod escalate;
+pub mod heal;
 mod hooks;
 mod input;
 mod session;
+mod start;
 
 pub use hooks::{Point, ENV_EXIT, ENV_PAUSE};
 pub use input::EXIT_ORPHANED;
-
-use platform_common::{Arch, DeviceId, DeviceLease};
-
-use crate::case::Suite;
-use crate::platform;
-use crate::protocol::EXIT_USAGE;
-use crate::report::model::Platform;
-use crate::sink::SinkWriter;
-use crate::worker::WorkerEnv;
-
-/// What a lane is started with.
-#[derive(Debug, Clone)]
-pub struct LaneConfig {
-    /// The arch.
-    pub arch: Arch,
-    /// Sim or onboard.
-    pub platform: Platform,
-    /// The card (its lease is inherited).
-    pub device: DeviceId,
-    /// Whether the test-only hooks may be honoured ([`crate::protocol::TEST_HOOKS_FLAG`]).
-    pub test_hooks: bool,
-}
-
-/// Runs a lane to its end; returns the process's exit code.
-pub fn main(cfg: LaneConfig, suite: Suite) -> i32 {
-    let info = match platform::info(cfg.platform, cfg.arch) {
-        Ok(i) => i,
-        Err(e) => {
-            eprintln!("error: lane on card {}: {e}", cfg.device);
-            return EXIT_USAGE;
-        }
-    };
-    let lease = match DeviceLease::inherited(&info.leases) {
-        Ok(l) if l.card() == cfg.device => l,
-        Ok(l) => {
-            eprintln!(
-                "error: lane for card {} inherited the lease of card {}",
-                cfg.device,
-                l.card()
-            );
-            return EXIT_USAGE;
-        }
-        Err(e) => {
-            eprintln!("error: lane on card {}: {e}", cfg.device);
-            return EXIT_USAGE;
-        }
-    };
-    let extra = match DeviceLease::inherited_extra(&info.leases) {
-        Ok(e) => e,
-        Err(e) => {
-            eprintln!("error: lane on card {}: {e}", cfg.device);
-            return EXIT_USAGE;
-        }
-    };
-    let (driver, probe) = match platform::open_driver(cfg.platform, cfg.arch) {
-        Ok(d) => d,
-        Err(e) => {
-            eprintln!("error: lane on card {}: {e}", cfg.device);
-            return EXIT_USAGE;
-        }
-    };
-    let mut env = WorkerEnv::new(cfg.arch, driver, cfg.device, info.timeouts);
-    env.probe_kernel = probe;
-    let sink = SinkWriter::from_env();
-    tracing::debug!(device = cfg.device, sink = ?sink.as_ref().map(|s| s.path().to_owned()), "lane up");
-    let hooks = if cfg.test_hooks {
-        hooks::Hooks::from_env(cfg.device)
-    } else {
-        hooks::Hooks::none()
-    };
-    session::Lane::new(env, lease, sink, suite)
-        .with_extra_cards(cfg.platform, extra)
-        .with_hooks(hooks)
-        .run()
-}
+pub use start::{main, LaneConfig};

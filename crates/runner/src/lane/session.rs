@@ -23,6 +23,8 @@ use platform_common::runner_base::InitError;
 use platform_common::{Code, DeviceId, DeviceLease, FailureClass};
 
 use super::card_thread::{CardThread, Closed};
+use super::escalate::{self, Remaining};
+use super::heal::{self, CloseAt, Escalation, PoolStep, Step};
 use super::hooks::{Hooks, Point};
 use super::input::{Input, Pending, EXIT_ORPHANED};
 use crate::case::{Body, CaseSpec, ClassSpec, Kind, Runtime, Suite};
@@ -30,21 +32,8 @@ use crate::exec::{self, CaseRun};
 use crate::pool::{Pool, PoolError};
 use crate::protocol::{FromLane, LaneOut, EXIT_NEEDS_FRESH_PROCESS};
 use crate::report::model::{AttemptOutcome, ErrorReport, Platform, WorkerAction};
-use crate::sink::{SinkRecord, SinkWriter};
+use crate::sink::SinkWriter;
 use crate::worker::{ChipWorker, WorkerEnv};
-
-/// What to do after a case.
-enum Step {
-    /// Go on with the next case.
-    Next,
-    /// The card cannot be recovered in-process.
-    Escalate {
-        reason: String,
-        code: Option<Code>,
-        /// Whether the current case is among the remaining ones (it did not start).
-        include_current: bool,
-    },
-}
 
 /// A running lane.
 pub struct Lane {
@@ -126,11 +115,11 @@ impl Lane {
                 self.hooks.reach(Point::BeforeCase, &id);
                 match self.run_one(&id) {
                     Step::Next => last = id,
-                    Step::Escalate {
+                    Step::Escalate(Escalation {
                         reason,
                         code,
                         include_current,
-                    } => {
+                    }) => {
                         let mut rest = Vec::new();
                         if include_current {
                             rest.push(id);
@@ -214,26 +203,20 @@ impl Lane {
     /// an attempt of any case) and escalates: the current case and the rest go to the sink.
     fn init_failed(&mut self, runtime: &str, failures: Vec<(DeviceId, InitError)>) -> Step {
         self.flush_health();
-        let mut first: Option<(String, Option<Code>)> = None;
+        let mut summary = Vec::new();
         for (device, e) in failures {
             let error = match e.driver_error() {
                 Some(d) => ErrorReport::from_driver(&d, e.to_string()),
                 None => ErrorReport::new(e.class(), e.to_string()),
             };
-            let code = error.code;
+            summary.push((device, e.to_string(), error.code));
             self.send(&FromLane::InitFailed {
                 device,
                 runtime: runtime.to_owned(),
                 error,
             });
-            first.get_or_insert_with(|| (format!("card {device}: {e}"), code));
         }
-        let (reason, code) = first.unwrap_or_else(|| ("a worker failed to init".to_owned(), None));
-        Step::Escalate {
-            reason,
-            code,
-            include_current: true,
-        }
+        heal::after_init_failure(&summary)
     }
 
     fn run_one(&mut self, id: &str) -> Step {
@@ -279,11 +262,7 @@ impl Lane {
             Err(PoolError::Init(e)) => return self.init_failed(&class.runtime.name, vec![(device, e)]),
             Err(PoolError::Close(e)) => {
                 self.flush_health();
-                return Step::Escalate {
-                    reason: e.to_string(),
-                    code: None,
-                    include_current: true,
-                };
+                return heal::after_close(Some(&Err::<(), _>(e)), CloseAt::BeforeCase);
             }
         }
         let since = Instant::now();
@@ -297,21 +276,15 @@ impl Lane {
                 format!("case {id:?} cannot run on a pooled worker (declare its class standalone)"),
             )),
         };
-        let retire = run.retire;
+        let pool_step = heal::after_case(run.error.as_ref());
         self.finish(id, run, since);
-        if retire {
+        if pool_step == PoolStep::Retire {
             let closed = self.pool.retire(&self.lease);
             if closed.is_some() {
                 self.worker_event(device, &class.runtime, WorkerAction::Retired);
             }
             self.flush_health();
-            if let Some(Err(e)) = closed {
-                return Step::Escalate {
-                    reason: e.to_string(),
-                    code: None,
-                    include_current: false,
-                };
-            }
+            return heal::after_close(closed.as_ref(), CloseAt::AfterCase);
         }
         Step::Next
     }
@@ -343,14 +316,7 @@ impl Lane {
         };
         self.worker_event(device, &class.runtime, WorkerAction::Closed);
         self.finish(id, run, since);
-        match closed {
-            Ok(_) => Step::Next,
-            Err(e) => Step::Escalate {
-                reason: e.to_string(),
-                code: None,
-                include_current: false,
-            },
-        }
+        heal::after_close(Some(&closed), CloseAt::AfterCase)
     }
 
     /// A case on several cards, one thread per card (CANN keeps one current device per thread):
@@ -457,16 +423,9 @@ impl Lane {
             .into_iter()
             .find(|r| r.outcome != AttemptOutcome::Passed)
             .unwrap_or_else(CaseRun::passed);
-        let close_error = closed.into_iter().filter_map(|(_, c)| c).find_map(Result::err);
+        let close_error = closed.into_iter().filter_map(|(_, c)| c).find(Result::is_err);
         self.finish(id, run, since);
-        match close_error {
-            None => Step::Next,
-            Some(e) => Step::Escalate {
-                reason: e.to_string(),
-                code: None,
-                include_current: false,
-            },
-        }
+        heal::after_close(close_error.as_ref(), CloseAt::AfterCase)
     }
 
     /// Closes the pooled worker before a standalone or multi-card case (one context per card in
@@ -475,15 +434,13 @@ impl Lane {
         let runtime = self.pool.runtime().cloned();
         let closed = self.pool.close(&self.lease);
         self.pooled_closed(runtime.as_ref(), closed.is_some());
-        if let Some(Err(e)) = closed {
-            self.flush_health();
-            return Some(Step::Escalate {
-                reason: e.to_string(),
-                code: None,
-                include_current: true,
-            });
+        match heal::after_close(closed.as_ref(), CloseAt::BeforeCase) {
+            Step::Next => None,
+            escalate => {
+                self.flush_health();
+                Some(escalate)
+            }
         }
-        None
     }
 
     /// A case that fails before any device work: started and finished at once.
@@ -545,31 +502,18 @@ impl Lane {
             reason: reason.to_owned(),
             cases: rest.len(),
         });
-        let device = self.env.device;
-        let records: Vec<SinkRecord> = rest
+        let remaining: Vec<Remaining<'_>> = rest
             .iter()
-            .map(|id| {
-                let (class, runtime) = match self.suite.find_case(id) {
-                    Some((c, _)) => (c.name.clone(), c.runtime.name.clone()),
-                    None => (id.split("::").next().unwrap_or(id).to_owned(), String::new()),
-                };
-                let selector = if self.started_classes.contains(&class) {
-                    id.clone()
-                } else {
-                    format!("{class}::")
-                };
-                SinkRecord {
-                    selector,
-                    case: id.clone(),
-                    runtime,
-                    device,
-                    code,
-                    reason: format!(
-                        "card {device} not recoverable in-process: {reason}; a fresh process re-runs it"
-                    ),
-                }
+            .map(|id| Remaining {
+                id,
+                class_runtime: self
+                    .suite
+                    .find_case(id)
+                    .map(|(c, _)| (c.name.as_str(), c.runtime.name.as_str())),
             })
             .collect();
+        let records =
+            escalate::sink_records(&remaining, &self.started_classes, self.env.device, reason, code);
         if let Some(sink) = &mut self.sink {
             for (i, r) in records.iter().enumerate() {
                 sink.append(r);

@@ -1,0 +1,82 @@
+//! A lane process's start: its platform and driver opened, its inherited leases checked, its sink
+//! and test hooks read from the environment, then its session run to an exit code.
+//!
+//! This file owns the lane's setup and its usage errors (exit [`crate::protocol::EXIT_USAGE`]).
+//! It never runs a case (the session does) and never decides a heal or an escalation.
+
+use platform_common::{Arch, DeviceId, DeviceLease};
+
+use super::hooks;
+use super::session;
+use crate::case::Suite;
+use crate::platform;
+use crate::protocol::EXIT_USAGE;
+use crate::report::model::Platform;
+use crate::sink::SinkWriter;
+use crate::worker::WorkerEnv;
+
+/// What a lane is started with.
+#[derive(Debug, Clone)]
+pub struct LaneConfig {
+    /// The arch.
+    pub arch: Arch,
+    /// Sim or onboard.
+    pub platform: Platform,
+    /// The card (its lease is inherited).
+    pub device: DeviceId,
+    /// Whether the test-only hooks may be honoured ([`crate::protocol::TEST_HOOKS_FLAG`]).
+    pub test_hooks: bool,
+}
+
+/// Runs a lane to its end; returns the process's exit code.
+pub fn main(cfg: LaneConfig, suite: Suite) -> i32 {
+    let info = match platform::info(cfg.platform, cfg.arch) {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("error: lane on card {}: {e}", cfg.device);
+            return EXIT_USAGE;
+        }
+    };
+    let lease = match DeviceLease::inherited(&info.leases) {
+        Ok(l) if l.card() == cfg.device => l,
+        Ok(l) => {
+            eprintln!(
+                "error: lane for card {} inherited the lease of card {}",
+                cfg.device,
+                l.card()
+            );
+            return EXIT_USAGE;
+        }
+        Err(e) => {
+            eprintln!("error: lane on card {}: {e}", cfg.device);
+            return EXIT_USAGE;
+        }
+    };
+    let extra = match DeviceLease::inherited_extra(&info.leases) {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("error: lane on card {}: {e}", cfg.device);
+            return EXIT_USAGE;
+        }
+    };
+    let (driver, probe) = match platform::open_driver(cfg.platform, cfg.arch) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("error: lane on card {}: {e}", cfg.device);
+            return EXIT_USAGE;
+        }
+    };
+    let mut env = WorkerEnv::new(cfg.arch, driver, cfg.device, info.timeouts);
+    env.probe_kernel = probe;
+    let sink = SinkWriter::from_env();
+    tracing::debug!(device = cfg.device, sink = ?sink.as_ref().map(|s| s.path().to_owned()), "lane up");
+    let hooks = if cfg.test_hooks {
+        hooks::Hooks::from_env(cfg.device)
+    } else {
+        hooks::Hooks::none()
+    };
+    session::Lane::new(env, lease, sink, suite)
+        .with_extra_cards(cfg.platform, extra)
+        .with_hooks(hooks)
+        .run()
+}
