@@ -1,37 +1,19 @@
-//! The recovery state machine of one device runner, and the events its transitions emit.
+//! The recovery state machine of one device runner: its states, its legal transitions, and the
+//! proof a recovery needs.
 //!
-//! This module owns the runner's health: which state it is in, the first cause that took it out
-//! of `healthy`, and the [`HealthEvent`]s every transition emits (to the runner's
-//! [`HealthSubscriber`] and to `tracing`). It never calls the driver and never decides *when* to
-//! transition: the runner base does ([`crate::runner_base`]).
-//!
-//! ```text
-//!  healthy --fault(cause)--> faulted --mark_unusable(drain)--> unusable --begin_reset--> resetting
-//!                                                                                  |  attempt(..) (loops)
-//!                                              recovered <--recovered(proof)-------+
-//!                                              failed    <--reset_failed-----------+
-//! ```
-//!
-//! Illegal transitions are errors ([`IllegalTransition`]), never panics, and the one that matters
-//! most is unrepresentable: leaving `resetting` for `recovered` needs a [`ProbeConfirmed`], which
-//! only a confirmed post-reset probe in this crate can construct. So the unusable flag can only be
-//! cleared by a probe that proved the card works.
-//!
-//! These are the only kinds of health event a runner's state machine knows. The runner crate
-//! above embeds each [`HealthEvent`] whole in its report's health record and adds, beside them,
-//! only the kinds that only it can see (a fresh lane process, a quarantine, a failed init); none
-//! of those is declared here.
+//! This file owns the runner's state and first cause, and emits one [`HealthEvent`] per
+//! transition (to the subscriber and to `tracing`). It never calls the driver and never decides
+//! *when* to transition: the runner base does ([`crate::runner_base`]).
 
 use std::fmt;
-use std::sync::mpsc::Sender;
-use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::event::{acl_rc, DrainOutcome, HealthEvent, HealthEventKind, HealthSubscriber};
 use crate::arch::Arch;
-use crate::driver::{DeviceId, DriverCall};
-use crate::error::{Code, CodeSpace, DriverError};
+use crate::driver::DeviceId;
+use crate::error::DriverError;
 
 /// The health of one runner.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -76,144 +58,6 @@ impl fmt::Display for HealthState {
     }
 }
 
-/// What kind of thing happened to a card. Serialised as the event's `event` field (the name the
-/// runner's reports use for every health record).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "event", rename_all = "snake_case")]
-pub enum HealthEventKind {
-    /// A launch, sync or other driver error poisoned the context (`call`/`code` say which).
-    Poisoned,
-    /// The runner was marked unusable, whatever the bounded drain said.
-    MarkedUnusable {
-        /// What the drain reported (never trusted).
-        drain: DrainReport,
-    },
-    /// One `aclrtResetDeviceForce` attempt.
-    ForceReset {
-        /// 1-based attempt number.
-        attempt: u32,
-        /// The ACL rc of the force reset (0 = success). Absent when it failed with a code of
-        /// another space (a missing symbol never reached CANN): the event's `code` carries it,
-        /// with its space.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        rc: Option<i32>,
-        /// How long the whole attempt (drain, reset, probe) took.
-        duration_ms: u64,
-    },
-    /// The post-reset probe of one attempt.
-    Probe {
-        /// 1-based attempt number.
-        attempt: u32,
-        /// Whether the probe confirmed the card.
-        ok: bool,
-    },
-    /// A probe confirmed the card: the unusable flag is cleared.
-    Recovered {
-        /// Attempts it took (the number of the attempt whose probe confirmed; serialised as
-        /// `attempt`, as every reset step's number is).
-        #[serde(rename = "attempt")]
-        attempts: u32,
-    },
-    /// No attempt confirmed: the card stays unusable in this process.
-    ResetFailed {
-        /// Attempts made (the number of the last one; serialised as `attempt`).
-        #[serde(rename = "attempt")]
-        attempts: u32,
-    },
-}
-
-/// One health event of one card.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct HealthEvent {
-    /// The card.
-    pub device: DeviceId,
-    /// The runner's arch.
-    pub arch: Arch,
-    /// What happened (flattened: `"event": "force_reset", "attempt": 1, ...`).
-    #[serde(flatten)]
-    pub kind: HealthEventKind,
-    /// The driver call involved, when one is.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub call: Option<DriverCall>,
-    /// The raw code involved, when one is.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub code: Option<Code>,
-    /// A one-line human explanation.
-    pub detail: String,
-    /// When, in milliseconds since the Unix epoch.
-    pub unix_ms: u64,
-}
-
-impl HealthEvent {
-    /// An event of `kind` on `device`, stamped now.
-    pub fn new(device: DeviceId, arch: Arch, kind: HealthEventKind, detail: impl Into<String>) -> Self {
-        Self {
-            device,
-            arch,
-            kind,
-            call: None,
-            code: None,
-            detail: detail.into(),
-            unix_ms: unix_ms_now(),
-        }
-    }
-
-    /// The same event naming the driver error involved.
-    pub fn with_error(mut self, error: DriverError) -> Self {
-        self.call = Some(error.call);
-        self.code = Some(error.code);
-        self
-    }
-
-    /// The `event` tag as serialised (`poisoned`, `force_reset`, ...).
-    pub fn kind_name(&self) -> &'static str {
-        match self.kind {
-            HealthEventKind::Poisoned => "poisoned",
-            HealthEventKind::MarkedUnusable { .. } => "marked_unusable",
-            HealthEventKind::ForceReset { .. } => "force_reset",
-            HealthEventKind::Probe { .. } => "probe",
-            HealthEventKind::Recovered { .. } => "recovered",
-            HealthEventKind::ResetFailed { .. } => "reset_failed",
-        }
-    }
-}
-
-fn unix_ms_now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-}
-
-/// Where a runner's health events go (besides `tracing`). Cheap to clone.
-#[derive(Clone)]
-pub struct HealthSubscriber(Arc<dyn Fn(&HealthEvent) + Send + Sync>);
-
-impl HealthSubscriber {
-    /// Calls `f` with every event, on the runner's thread.
-    pub fn new(f: impl Fn(&HealthEvent) + Send + Sync + 'static) -> Self {
-        Self(Arc::new(f))
-    }
-
-    /// Sends a copy of every event down `tx`; a closed receiver is ignored (events still go to
-    /// `tracing`).
-    pub fn channel(tx: Sender<HealthEvent>) -> Self {
-        Self::new(move |e| {
-            let _ = tx.send(e.clone());
-        })
-    }
-
-    /// Delivers one event.
-    pub fn notify(&self, event: &HealthEvent) {
-        (self.0)(event);
-    }
-}
-
-impl fmt::Debug for HealthSubscriber {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("HealthSubscriber(..)")
-    }
-}
-
 /// A transition the state machine does not allow from its current state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("illegal health transition {action} from state {from}")]
@@ -229,49 +73,6 @@ pub struct IllegalTransition {
 #[derive(Debug)]
 pub struct ProbeConfirmed {
     pub(crate) attempt: u32,
-}
-
-/// What the bounded device drain returned when a fault was handled. Logged, never trusted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DrainOutcome {
-    /// The drain reported success (possibly a false negative: the card may still be poisoned).
-    ReportedSuccess,
-    /// The drain failed, as it does on a poisoned context.
-    Failed(DriverError),
-}
-
-/// What the bounded drain reported when a runner was marked unusable, as events carry it
-/// (`"reported_success"`, or `{"failed": {"code": {"space": "acl", "raw": 507046}}}`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DrainReport {
-    /// Success: possibly a false negative (a2a3), so not trusted.
-    ReportedSuccess,
-    /// An error, as on a poisoned context.
-    Failed {
-        /// The drain's code (a5 507046, a2a3 507015 on a poisoned context).
-        code: Code,
-    },
-}
-
-impl From<DrainOutcome> for DrainReport {
-    fn from(d: DrainOutcome) -> Self {
-        match d {
-            DrainOutcome::ReportedSuccess => Self::ReportedSuccess,
-            DrainOutcome::Failed(e) => Self::Failed { code: e.code },
-        }
-    }
-}
-
-/// The ACL rc a report shows for a call's outcome: `Some(0)` for success, the raw code of an
-/// ACL-space error, `None` for an error of another space (a HAL rc or a loader code is not an
-/// ACL rc; the error itself carries it with its space).
-pub(crate) fn acl_rc(error: Option<DriverError>) -> Option<i32> {
-    match error {
-        None => Some(0),
-        Some(e) if e.code.space == CodeSpace::Acl => Some(e.code.raw),
-        Some(_) => None,
-    }
 }
 
 /// The health of one runner on one card: state, first cause, and where events go.
@@ -486,7 +287,9 @@ mod tests {
     use std::sync::mpsc;
 
     use super::*;
+    use crate::driver::DriverCall;
     use crate::error::codes;
+    use crate::health::DrainReport;
 
     fn machine() -> (Health, mpsc::Receiver<HealthEvent>) {
         let (tx, rx) = mpsc::channel();
@@ -601,60 +404,5 @@ mod tests {
             3,
             "poisoned, marked_unusable, reset_failed"
         );
-    }
-
-    #[test]
-    fn events_serialise_with_a_flat_kind() {
-        let ev = HealthEvent::new(
-            1,
-            Arch::A2a3,
-            HealthEventKind::ForceReset {
-                attempt: 2,
-                rc: Some(0),
-                duration_ms: 17,
-            },
-            "x",
-        )
-        .with_error(cause());
-        let json = serde_json::to_value(&ev).unwrap();
-        assert_eq!(json["event"], "force_reset");
-        assert_eq!(json["attempt"], 2);
-        assert_eq!(json["rc"], 0);
-        assert_eq!(json["duration_ms"], 17);
-        assert_eq!(json["call"], "synchronize_stream_with_timeout");
-        assert_eq!(json["code"]["raw"], 507000);
-        let back: HealthEvent = serde_json::from_value(json).unwrap();
-        assert_eq!(back, ev);
-        let marked = HealthEvent::new(
-            1,
-            Arch::A2a3,
-            HealthEventKind::MarkedUnusable {
-                drain: DrainReport::ReportedSuccess,
-            },
-            "m",
-        );
-        let json = serde_json::to_value(&marked).unwrap();
-        assert_eq!(json["event"], "marked_unusable");
-        assert_eq!(json["drain"], "reported_success");
-        let failed = HealthEvent::new(
-            1,
-            Arch::A5,
-            HealthEventKind::MarkedUnusable {
-                drain: DrainReport::Failed {
-                    code: codes::RT_STREAM_SYNC_TIMEOUT,
-                },
-            },
-            "m",
-        );
-        let json = serde_json::to_value(&failed).unwrap();
-        assert_eq!(json["drain"]["failed"]["code"]["raw"], 507046);
-        assert_eq!(json["drain"]["failed"]["code"]["space"], "acl");
-        assert_eq!(serde_json::from_value::<HealthEvent>(json).unwrap(), failed);
-        let plain = HealthEvent::new(1, Arch::A5, HealthEventKind::Recovered { attempts: 2 }, "back");
-        let text = serde_json::to_string(&plain).unwrap();
-        assert!(text.contains(r#""event":"recovered""#), "{text}");
-        assert!(text.contains(r#""attempt":2"#), "{text}");
-        assert!(!text.contains("code"), "{text}");
-        assert_eq!(serde_json::from_str::<HealthEvent>(&text).unwrap(), plain);
     }
 }
