@@ -7,12 +7,16 @@
 //!   [`bench_suite`]: the benchmark's trivial cases.
 //! - [`select`]: which cases a run holds (`--case`, `--runtime`, `--partition`, arch filter) and
 //!   the hand-out order.
-//! - [`worker`]: `ChipWorker`; [`pool`]: at most one per card, retired on a device-runtime error
-//!   (step 3); [`exec`]: one attempt and its classification.
-//! - [`lane`]: the per-card worker process, the heal and the rebuild-then-escalate (step 4);
-//!   [`sink`]: the poison sink; [`protocol`]: the lane's JSON lines and exit codes.
-//! - [`dispatch`]: leases, lanes, the event loop: fresh-process retry, retries, quarantine, one
-//!   verdict per case (steps 5 to 8); [`report`]: what a run leaves behind.
+//! - [`worker`]: `ChipWorker`; [`pool`]: at most one per card; [`exec`]: one attempt and its
+//!   classification.
+//! - [`lane`]: the per-card worker process. Step 3 (pool heal) and step 4 (rebuild-then-escalate)
+//!   are decided by `lane::heal` (`after_case`, `after_close`, `after_init_failure`) and
+//!   `lane::escalate` (`sink_records`), applied by the lane's session; [`sink`]: the poison sink;
+//!   [`protocol`]: the lane's JSON lines and exit codes.
+//! - [`dispatch`]: leases, lanes, the event loop. Steps 5 to 7 are decided by `dispatch::policy`
+//!   (`sink_rerun`, `lane_exit`, `blame`, `retry`, `quarantine`, `watchdog`, `handout`), applied by
+//!   the event loop (`on_exit`, `on_lane`, `lanes`); step 8 is [`report::verdict`] and
+//!   `RunReport::exit_code`; [`report`]: what a run leaves behind.
 //! - [`cli`], [`app`], [`platform`]: the suite binary's surface and the driver chosen at run time.
 //!
 //! Design choices: lanes are executors and the dispatcher owns all state (nextest's shape); a lane

@@ -11,7 +11,7 @@
 //! - `handout`: which lane takes more work.
 //!
 //! Step 8 (one verdict per case) is [`crate::report::model::verdict`]; the skip of a case that
-//! needs more cards than the run has is [`super::skip`].
+//! needs more cards than the run has is `dispatch::skip`.
 
 pub mod blame;
 pub mod handout;

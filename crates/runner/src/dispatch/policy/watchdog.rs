@@ -2,7 +2,7 @@
 //! must have done something, and how it is ended when it has not.
 //!
 //! This file owns the deadlines as pure functions of a lane's times. It never reads a clock and
-//! never signals a process: the event loop passes `Instant`s in and [`super::super::kill`] sends
+//! never signals a process: the event loop passes `Instant`s in and `dispatch::kill` sends
 //! the signals.
 
 use std::time::{Duration, Instant};

@@ -224,4 +224,31 @@ mod tests {
         let t = UNIX_EPOCH + Duration::from_secs(1_735_689_599); // 2024-12-31T23:59:59Z
         assert_eq!(rfc3339_utc(t), "2024-12-31T23:59:59.000Z");
     }
+
+    /// Step 8: the exit status follows the final verdicts (DESIGN section 3 "exit status").
+    #[test]
+    fn exit_status_table() {
+        #[rustfmt::skip]
+        let rows: &[(Outcome, u8)] = &[
+            (Outcome::Passed, 0),
+            (Outcome::Flaky, 0),
+            (Outcome::Skipped, 0),
+            (Outcome::Failed, 1),
+            (Outcome::TimedOut, 1),
+            (Outcome::Crashed, 1),
+        ];
+        for &(outcome, code) in rows {
+            let mut summary = Summary::default();
+            summary.add(Outcome::Passed);
+            summary.add(outcome);
+            assert!(summary.is_consistent());
+            assert_eq!(u8::from(summary.has_failures()), code, "a {outcome} verdict");
+            assert_eq!(summary.count(outcome), 1 + u64::from(outcome == Outcome::Passed));
+        }
+        assert_eq!(
+            u8::from(Summary::default().has_failures()),
+            0,
+            "an empty run passes"
+        );
+    }
 }
