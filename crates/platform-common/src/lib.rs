@@ -14,6 +14,7 @@
 //! is always the default so every crate tests without a card; force reset takes a lease by type.
 
 pub mod arch;
+mod call;
 pub mod driver;
 pub mod error;
 pub mod health;
