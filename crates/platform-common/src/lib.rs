@@ -30,7 +30,7 @@ pub mod sim;
 #[cfg(feature = "onboard")]
 pub mod acl;
 
-pub use arch::Arch;
+pub use arch::{Arch, ArchFacts};
 pub use driver::{DeviceId, Driver};
 pub use error::{Code, DriverError, FailureClass};
 pub use lease::DeviceLease;

@@ -134,7 +134,7 @@ pub type Generator = Arc<dyn Fn(Arch, u64) -> Workload + Send + Sync>;
 
 /// A case that launches a kernel that must hit the AICore op-timeout (the `AicoreOpTimeout`
 /// class). It passes when the run fails with the arch's op-timeout code
-/// ([`Arch::op_timeout_code`]) before the configured stream-sync timeout plus 5 s, and the
+/// (its arch crate's `FACTS.op_timeout`) before the configured stream-sync timeout plus 5 s, and the
 /// worker's `close` (finalize: force reset and probe) returns before three reset attempts' worth
 /// of configured timeouts plus 5 s. These are liveness bounds, generous on purpose.
 #[derive(Debug, Clone, PartialEq, Eq)]

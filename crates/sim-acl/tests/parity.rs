@@ -142,7 +142,7 @@ struct Machine {
 
 fn machine(arch: Arch) -> Machine {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = SimConfig::new(arch, dir.path().join("sim"))
+    let cfg = SimConfig::new(cardguard_test_support::entry(arch).facts, dir.path().join("sim"))
         .with_timeouts(fast())
         .unwrap();
     let locks = LeaseConfig {
@@ -166,7 +166,7 @@ fn both(arch: Arch, plan: &str) -> (Vec<String>, Vec<String>) {
     let acl = machine(arch);
     let libs = acl.cfg.root.parent().unwrap().join("libs");
     std::fs::create_dir_all(&libs).unwrap();
-    let driver = sim_acl::locate::acl_process(&libs, &acl.cfg).unwrap();
+    let driver = cardguard_test_support::locate::acl_process(&libs, &acl.cfg).unwrap();
     assert!(
         driver.start_sim_run(&[CARD], Some(plan)).unwrap(),
         "no cgSimStartRun"

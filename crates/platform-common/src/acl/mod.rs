@@ -22,7 +22,6 @@ pub mod bindings;
 pub mod config;
 pub mod driver;
 pub mod error;
-pub mod fixtures;
 #[cfg(feature = "sim")]
 mod introspect;
 mod library;

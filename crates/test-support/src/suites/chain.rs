@@ -5,20 +5,18 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::driver::{Driver, DriverCall};
-use crate::error::{codes, DriverError, FailureClass};
-use crate::health::{DrainOutcome, DrainReport, HealthEventKind, HealthState};
-use crate::runner_base::{
+use platform_common::driver::{Driver, DriverCall};
+use platform_common::error::{codes, DriverError, FailureClass};
+use platform_common::health::{DrainOutcome, DrainReport, HealthEventKind, HealthState};
+use platform_common::runner_base::{
     FinalizeError, InitError, ProbeResult, RunArg, RunError, RunRequest, RunnerConfig, UsageError, WrongLease,
 };
-use crate::sim::{card_state, CurrentDevice, SimDriver};
-use crate::timeouts::{TimeoutError, TimeoutProfile, Timeouts};
+use platform_common::sim::{card_state, CurrentDevice, SimDriver};
+use platform_common::timeouts::{TimeoutError, TimeoutProfile, Timeouts};
 
-use super::super::{
-    compute_case, hang_request, noop_request, run_case, trigger_then_recover, CaseOutcome, RecoveryOptions,
-    RecoveryProbe, Trigger,
-};
 use super::{ArchUnderTest, CARD, ITERATIONS};
+use crate::bench::{compute_case, hang_request, noop_request, run_case, CaseOutcome};
+use crate::measure::{trigger_then_recover, RecoveryOptions, RecoveryProbe, Trigger};
 
 fn recover(t: &ArchUnderTest, plan: &str, trigger: Trigger, sdma: bool) -> RecoveryProbe {
     let b = t.bench(plan);
@@ -103,7 +101,7 @@ pub fn force_reset_fail_3_is_a_typed_error_with_three_attempts(t: &ArchUnderTest
     let Err(FinalizeError::ResetFailed(failed)) = &p.finalize else {
         panic!("expected ResetFailed, got {:?}", p.finalize);
     };
-    assert_eq!((failed.device, failed.arch), (CARD, t.arch));
+    assert_eq!((failed.device, failed.arch), (CARD, t.arch()));
     assert_eq!(failed.first_cause, Some(t.op_timeout));
     assert_eq!(failed.attempts.len(), 3);
     assert!(failed.attempts.iter().all(|a| a.rc != Some(0) && !a.confirmed()));
@@ -280,7 +278,7 @@ pub fn finalize_of_a_faulted_runner_never_syncs_an_error_state_stream(t: &ArchUn
     b.start_run(&[CARD], "").unwrap();
     let process = b.process();
     let driver: Arc<dyn Driver> = process.clone();
-    let mut runner = (t.factory)(driver, b.config(CARD, None).unwrap()).unwrap();
+    let mut runner = (t.entry.init_runner)(driver, b.config(CARD, None).unwrap()).unwrap();
     runner.register_kernel(&b.kernel("hang").unwrap()).unwrap();
     assert!(runner.run(&hang_request()).is_err());
     let aicpu = runner.base().streams().aicpu;
@@ -306,7 +304,7 @@ pub fn block_dim_over_the_arch_limit_is_a_usage_error(t: &ArchUnderTest) {
         err,
         RunError::Usage(UsageError::BlockDimOverArchLimit {
             block_dim: t.over_limit_block_dim,
-            arch: t.arch,
+            arch: t.arch(),
             limit: t.over_limit_block_dim - 1
         })
     );
@@ -347,8 +345,8 @@ pub fn registration_is_refused_once_unusable(t: &ArchUnderTest) {
 pub fn init_on_a_dead_card_is_a_typed_init_error(t: &ArchUnderTest) {
     let b = t.bench("dev=2:dead");
     let process = b.process();
-    let err = (t.factory)(process, b.config(CARD, None).unwrap()).unwrap_err();
-    assert_eq!((err.device(), err.arch()), (CARD, t.arch));
+    let err = (t.entry.init_runner)(process, b.config(CARD, None).unwrap()).unwrap_err();
+    assert_eq!((err.device(), err.arch()), (CARD, t.arch()));
     assert_eq!(err.driver_error().map(|e| e.call), Some(DriverCall::SetDevice));
     assert_eq!(err.class(), FailureClass::DeviceRuntime);
 }
@@ -364,7 +362,7 @@ pub fn bad_timeouts_are_a_typed_init_error_before_any_driver_call(t: &ArchUnderT
         op_execute: Duration::from_millis(800),
         stream_sync: Duration::from_millis(10),
     };
-    let err = (t.factory)(process.clone(), RunnerConfig::new(CARD, bad)).unwrap_err();
+    let err = (t.entry.init_runner)(process.clone(), RunnerConfig::new(CARD, bad)).unwrap_err();
     let InitError::Timeouts {
         device,
         arch,
@@ -374,7 +372,7 @@ pub fn bad_timeouts_are_a_typed_init_error_before_any_driver_call(t: &ArchUnderT
     else {
         panic!("expected a timeouts error, got {err:?}");
     };
-    assert_eq!((*device, *arch, *profile), (CARD, t.arch, TimeoutProfile::Sim));
+    assert_eq!((*device, *arch, *profile), (CARD, t.arch(), TimeoutProfile::Sim));
     assert!(
         matches!(
             error,
@@ -394,7 +392,7 @@ pub fn bad_timeouts_are_a_typed_init_error_before_any_driver_call(t: &ArchUnderT
         op_execute: Duration::from_millis(800),
         stream_sync: Duration::from_millis(700),
     };
-    let err = (t.factory)(process.clone(), RunnerConfig::new(CARD, out_of_order)).unwrap_err();
+    let err = (t.entry.init_runner)(process.clone(), RunnerConfig::new(CARD, out_of_order)).unwrap_err();
     assert!(
         matches!(
             err,
@@ -416,7 +414,7 @@ pub fn bad_timeouts_are_a_typed_init_error_before_any_driver_call(t: &ArchUnderT
         stream_sync: Duration::from_millis(250),
     };
     assert!(sim_only.validate(TimeoutProfile::Real).is_err());
-    let runner = (t.factory)(process.clone(), RunnerConfig::new(CARD, sim_only)).unwrap();
+    let runner = (t.entry.init_runner)(process.clone(), RunnerConfig::new(CARD, sim_only)).unwrap();
     assert!(!runner.is_unusable());
 }
 

@@ -10,17 +10,19 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::acl::AclDriver;
-use crate::driver::{DeviceId, Driver, DriverCall};
-use crate::error::codes;
-use crate::kernel::{load_builtin, KernelBlob};
-use crate::lease::{DeviceLease, LeaseConfig};
-use crate::reference::vector_add_case;
-use crate::runner_base::{DeviceRunner, FinalizeError, RunError, RunRequest, RunnerConfig, UsageError};
-use crate::timeouts::{TimeoutProfile, Timeouts};
+use platform_common::acl::AclDriver;
+use platform_common::driver::{DeviceId, Driver, DriverCall};
+use platform_common::error::codes;
+use platform_common::kernel::{load_builtin, KernelBlob};
+use platform_common::lease::{DeviceLease, LeaseConfig};
+use platform_common::reference::vector_add_case;
+use platform_common::runner_base::{
+    DeviceRunner, FinalizeError, RunError, RunRequest, RunnerConfig, UsageError,
+};
+use platform_common::timeouts::{TimeoutProfile, Timeouts};
 
-use super::super::raw_probe;
 use super::{ArchUnderTest, ITERATIONS};
+use crate::measure::raw_probe;
 
 /// The card under test, its lease, the driver and the real-card timeouts.
 struct Card {
@@ -37,7 +39,7 @@ fn card(t: &ArchUnderTest) -> Card {
         .trim()
         .parse()
         .unwrap_or_else(|_| panic!("{var}={text:?} is not a card number"));
-    let holder = format!("platform-{} onboard tests", t.arch);
+    let holder = format!("platform-{} onboard tests", t.arch());
     let lease = DeviceLease::acquire(&LeaseConfig::real_default(), id, &holder)
         .unwrap_or_else(|e| panic!("cannot take card {id}'s lease: {e}"));
     // What the arch crate's `drivers::onboard_driver` loads.
@@ -52,13 +54,13 @@ fn card(t: &ArchUnderTest) -> Card {
 }
 
 fn kernel(t: &ArchUnderTest, name: &str) -> KernelBlob {
-    load_builtin(t.arch, name).unwrap_or_else(|e| panic!("{e} (real AICore blobs need the CANN compiler)"))
+    load_builtin(t.arch(), name).unwrap_or_else(|e| panic!("{e} (real AICore blobs need the CANN compiler)"))
 }
 
 fn runner(t: &ArchUnderTest, c: &Card) -> Box<dyn DeviceRunner> {
     let mut cfg = RunnerConfig::new(c.id, c.timeouts);
     cfg.probe_kernel = Some(kernel(t, "noop"));
-    let mut r = (t.factory)(c.driver.clone(), cfg).unwrap_or_else(|e| panic!("{e}"));
+    let mut r = (t.entry.init_runner)(c.driver.clone(), cfg).unwrap_or_else(|e| panic!("{e}"));
     r.register_kernel(&kernel(t, "noop")).unwrap();
     r.register_kernel(&kernel(t, "hang")).unwrap();
     r
@@ -76,7 +78,7 @@ fn hang() -> RunRequest {
 pub fn onboard_healthy_runner_runs_and_finalizes_without_reset(t: &ArchUnderTest) {
     let c = card(t);
     let cfg = RunnerConfig::new(c.id, c.timeouts);
-    let runner = (t.factory)(c.driver.clone(), cfg).unwrap_or_else(|e| panic!("{e}"));
+    let runner = (t.entry.init_runner)(c.driver.clone(), cfg).unwrap_or_else(|e| panic!("{e}"));
     assert!(!runner.base().is_unusable());
     let report = runner.finalize(&c.lease).unwrap();
     assert!(report.reset.is_none());
@@ -133,7 +135,7 @@ pub fn onboard_soft_reset_then_reinit_fails_10x(t: &ArchUnderTest) {
         assert!(r.run(&hang()).is_err());
         drop(r);
         let _ = c.driver.reset_device(c.id);
-        let err = (t.factory)(c.driver.clone(), RunnerConfig::new(c.id, c.timeouts)).unwrap_err();
+        let err = (t.entry.init_runner)(c.driver.clone(), RunnerConfig::new(c.id, c.timeouts)).unwrap_err();
         let error = err.driver_error().unwrap_or_else(|| panic!("{err}"));
         assert_eq!(error.call, DriverCall::CreateStream);
         assert_eq!(error.code, codes::RT_DRV_INTERNAL_ERROR);
@@ -169,7 +171,15 @@ pub fn onboard_raw_driver_hang_then_noop_cascades_10x(t: &ArchUnderTest) {
     let c = card(t);
     for _ in 0..ITERATIONS {
         let (hang, noop) = (kernel(t, "hang"), kernel(t, "noop"));
-        let p = raw_probe(c.driver.clone(), t.arch, c.id, &c.timeouts, &hang, &noop).unwrap();
+        let p = raw_probe(
+            c.driver.clone(),
+            t.entry.open_raw_worker,
+            c.id,
+            &c.timeouts,
+            &hang,
+            &noop,
+        )
+        .unwrap();
         assert_eq!(p.hang, Err(t.op_timeout));
         assert_eq!(p.noop, Err(t.cascade_surface));
         // Clean the card for the next iteration.

@@ -1,5 +1,6 @@
 //! [`arch_runner_tests!`](crate::arch_runner_tests): the `#[test]` functions of one test file of
 //! an arch crate, each calling its body in [`suites`](super) with the crate's [`ArchUnderTest`].
+//! Every path in it is `$crate` (this crate), never a crate above it.
 //!
 //! The macro writes only the test functions and their attributes; every test body is an ordinary
 //! function of this crate, compiled and type-checked once.
@@ -7,15 +8,14 @@
 //! [`ArchUnderTest`]: super::ArchUnderTest
 
 /// Writes the `#[test]` functions of one of the arch crates' test files, each named as its body
-/// in [`runner_base::testkit::suites`](crate::runner_base::testkit::suites) and calling it with
-/// the arch crate's [`ArchUnderTest`](crate::runner_base::testkit::suites::ArchUnderTest):
+/// in [`suites`](crate::suites) and calling it with the arch crate's
+/// [`ArchUnderTest`](crate::suites::ArchUnderTest). Every path it writes is `$crate`: this crate,
+/// a dev-dependency of the calling crate.
 ///
 /// - `arch_runner_tests!(seed_tables, ARCH)`: the seed's tables on the simulated card;
 /// - `arch_runner_tests!(chain, ARCH)`: the containment chain's edges on the simulated card;
 /// - `arch_runner_tests!(seed_tables_acl, ARCH)`: the same measurements through
-///   `libsim_acl.so`; the calling crate must have `sim-acl` as a dev-dependency (it depends on this
-///   crate, so its [`ThroughAcl`](crate::runner_base::testkit::suites::ThroughAcl) is named here and
-///   resolved in the calling crate);
+///   `libsim_acl.so`;
 /// - `arch_runner_tests!(onboard, ARCH)`: the hardware variants, each
 ///   `#[ignore = "needs a real card: set ONBOARD_TEST_DEVICE, run with --ignored"]` (needs the
 ///   feature `onboard`).
@@ -55,13 +55,7 @@ macro_rules! arch_runner_tests {
         ]);
     };
     (seed_tables_acl, $arch:expr $(,)?) => {
-        $crate::arch_runner_tests!(@tests seed_tables_acl (
-            &$arch,
-            &$crate::runner_base::testkit::suites::ThroughAcl {
-                bench: ::sim_acl::containment::through_acl,
-                view: |p| ::sim_acl::containment::RecoveryView::from(p),
-            },
-        ) [
+        $crate::arch_runner_tests!(@tests seed_tables_acl (&$arch) [
             raw_driver_hang_then_noop_is_the_same_through_the_c_abi,
             guarded_hang_then_noop_is_the_same_through_the_c_abi,
             soft_reset_then_reinit_is_the_same_through_the_c_abi,
@@ -88,7 +82,7 @@ macro_rules! arch_runner_tests {
         $(
             #[test]
             fn $name() {
-                $crate::runner_base::testkit::suites::$suite::$name $args
+                $crate::suites::$suite::$name $args
             }
         )*
     };
@@ -97,7 +91,7 @@ macro_rules! arch_runner_tests {
             #[test]
             #[ignore = "needs a real card: set ONBOARD_TEST_DEVICE, run with --ignored"]
             fn $name() {
-                $crate::runner_base::testkit::suites::$suite::$name $args
+                $crate::suites::$suite::$name $args
             }
         )*
     };

@@ -1,17 +1,17 @@
 //! The seed's tables, reproduced on the simulated card, each row iterated as the seed did (10x).
 
-use std::path::Path;
+use platform_common::driver::DriverCall;
+use platform_common::error::{codes, DriverError};
+use platform_common::health::HealthEventKind;
+use platform_common::runner_base::{ProbeResult, RunError};
 
-use crate::driver::DriverCall;
-use crate::error::{codes, DriverError};
-use crate::health::HealthEventKind;
-use crate::runner_base::{ProbeResult, RunError};
-
-use super::super::{
-    guarded_hang_then_noop, raw_hang_then_noop, run_helper, soft_reset_then_reinit, trigger_then_recover,
-    HelperMode, RecoveryOptions, Trigger, HELPER_EXPECTED,
-};
 use super::{ArchUnderTest, CARD, ITERATIONS};
+use crate::bins::sim_helper;
+use crate::helper::{run_helper, HelperMode, HELPER_EXPECTED};
+use crate::measure::{
+    guarded_hang_then_noop, raw_hang_then_noop, soft_reset_then_reinit, trigger_then_recover,
+    RecoveryOptions, Trigger,
+};
 
 /// Within-process probe, raw driver: hang then noop on one context cascades 10/10, and the noop
 /// fails at the arch's surfacing call.
@@ -39,7 +39,7 @@ pub fn runner_refuses_noop_at_the_guard_10_of_10(t: &ArchUnderTest) {
         let Err(RunError::Unusable(u)) = &p.noop else {
             panic!("noop not refused at the guard: {:?}", p.noop);
         };
-        assert_eq!((u.device, u.arch, u.first_cause), (CARD, t.arch, t.op_timeout));
+        assert_eq!((u.device, u.arch, u.first_cause), (CARD, t.arch(), t.op_timeout));
         assert_eq!(p.noop_driver_calls, 0, "the guard made a driver call");
         refused += 1;
     }
@@ -67,7 +67,8 @@ pub fn unusable_message_names_card_cause_and_next_step(t: &ArchUnderTest) {
 /// Half the hang processes finalize (force reset), half just exit.
 pub fn hang_in_one_process_then_compute_in_another_0_of_10(t: &ArchUnderTest) {
     let b = t.bench("");
-    let helper = Path::new(t.helper());
+    let helper = sim_helper().unwrap();
+    let helper = helper.as_path();
     let mut cascades = 0;
     for i in 0..ITERATIONS {
         let mode = if i % 2 == 0 {
@@ -90,9 +91,10 @@ pub fn hang_in_one_process_then_compute_in_another_0_of_10(t: &ArchUnderTest) {
 /// Control: the compute case alone, each in its own process, 10x: 0/10 failures.
 pub fn compute_alone_0_of_10(t: &ArchUnderTest) {
     let b = t.bench("");
+    let helper = sim_helper().unwrap();
     let mut failures = 0;
     for _ in 0..ITERATIONS {
-        let (code, out) = run_helper(Path::new(t.helper()), HelperMode::Compute, &b, CARD).unwrap();
+        let (code, out) = run_helper(&helper, HelperMode::Compute, &b, CARD).unwrap();
         assert!(out.starts_with("compute:"), "{out}");
         if code != Some(i32::from(HELPER_EXPECTED)) {
             failures += 1;

@@ -1,4 +1,4 @@
-//! The seed's measurements ([`platform_common::runner_base::testkit`]) through `libsim_acl.so`,
+//! The seed's measurements ([`crate::measure`]) through `libsim_acl.so`,
 //! for the arch crates' tests: a process factory that makes each simulated process a fresh copy
 //! of the library behind the `acl` driver, and views of the measurements without their timings,
 //! so a run through the C ABI can be compared field by field with the in-process one.
@@ -11,12 +11,13 @@ use std::time::Duration;
 
 use platform_common::driver::DriverCall;
 use platform_common::error::Code;
-use platform_common::runner_base::testkit::{ProcessFactory, RecoveryProbe, SimBench, SimProcess};
 use platform_common::runner_base::{
     FinalizeError, FinalizeReport, InitError, ResetAttempt, RunError, RunOutput,
 };
 
+use crate::bench::{ProcessFactory, SimBench, SimProcess};
 use crate::locate::acl_process;
+use crate::measure::RecoveryProbe;
 
 /// A factory whose every process is a fresh copy of `libsim_acl.so` in `dir`, loaded with the
 /// `acl` driver and simulating the bench's machine.

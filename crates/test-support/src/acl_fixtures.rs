@@ -1,6 +1,6 @@
 //! Test fixtures for the `acl` driver: shared objects that are not CANN, so tests can prove what
-//! the driver does with a wrong, partial or foreign library. Used by this crate's and the runner's
-//! tests; nothing in the driver itself calls them.
+//! the driver does with a wrong, partial or foreign library. Used by `platform-common`'s and the
+//! runner's tests; nothing in the driver itself calls them.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

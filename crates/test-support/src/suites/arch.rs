@@ -1,18 +1,20 @@
 //! The arch under test, as an arch crate's tests describe it, and a simulated machine per test.
 //!
-//! [`ArchUnderTest`] is data the arch crate writes down: its arch and runner constructor, and the
-//! codes the seed measured on that arch. The shared tests assert against these expectations, so
+//! [`ArchUnderTest`] is data the arch crate writes down: its `ENTRY` (facts, runner, naive
+//! worker), and the codes the seed measured on that arch, written down independently of the
+//! arch crate's `FACTS` so that the simulator reporting those facts is checked against the seed. The shared tests assert against these expectations, so
 //! a difference between the arches is visible in one place per arch crate (`tests/common`).
 
 use std::ops::Deref;
 
 use tempfile::TempDir;
 
-use crate::arch::Arch;
-use crate::driver::DeviceId;
-use crate::error::{Code, DriverError};
+use platform_common::driver::DeviceId;
+use platform_common::error::{Code, DriverError};
+use platform_common::runner_base::ArchEntry;
+use platform_common::Arch;
 
-use super::super::{RunnerFactory, SimBench};
+use crate::bench::SimBench;
 
 /// The card the tests use (not 0, so nothing depends on the first card).
 pub const CARD: DeviceId = 2;
@@ -22,13 +24,8 @@ pub const ITERATIONS: usize = 10;
 /// An arch crate's runner and the seed's measurements on that arch.
 #[derive(Debug, Clone, Copy)]
 pub struct ArchUnderTest {
-    /// The arch under test.
-    pub arch: Arch,
-    /// Builds the arch's runner (`platform_a5::DeviceRunner::init_boxed`, ...).
-    pub factory: RunnerFactory,
-    /// The arch crate's helper binary, the "other process" of the cross-process rows
-    /// (`option_env!("CARGO_BIN_EXE_a5-sim-helper")`; built with the arch crate's feature `sim`).
-    pub helper: Option<&'static str>,
+    /// The arch crate's entry points (`platform_a5::ENTRY`, ...).
+    pub entry: ArchEntry,
     /// The op-timeout as the arch reports it at the AICPU stream sync.
     pub op_timeout: DriverError,
     /// Where an unguarded run on the poisoned context fails first.
@@ -44,20 +41,14 @@ impl ArchUnderTest {
     /// [`CARD`] with `plan`.
     pub fn bench(&self, plan: &str) -> Bench {
         let dir = tempfile::tempdir().unwrap();
-        let bench = SimBench::new(
-            self.arch,
-            &dir.path().join("sim"),
-            &dir.path().join("locks"),
-            self.factory,
-        );
+        let bench = SimBench::new(self.entry, &dir.path().join("sim"), &dir.path().join("locks"));
         bench.start_run(&[CARD], plan).unwrap();
         Bench { bench, _dir: dir }
     }
 
-    /// The helper binary's path.
-    pub fn helper(&self) -> &'static str {
-        self.helper
-            .expect("the arch crate's sim helper binary was not built (it needs the feature `sim`)")
+    /// The arch under test.
+    pub fn arch(&self) -> Arch {
+        self.entry.facts.arch
     }
 }
 

@@ -1,4 +1,5 @@
-//! `sim-agent`: a process on the simulated cards, for cross-process tests and demos.
+//! `sim-agent`: a process on the simulated cards, for `platform-common`'s cross-process sim tests
+//! (found with `cardguard_test_support::bins::sim_agent`).
 //!
 //! Each subcommand opens its own `SimDriver` (a fresh process's driver state) and prints one JSON
 //! object per line on stdout; lines that wait for the parent read one line of stdin. It never
@@ -72,7 +73,8 @@ fn parse(args: &[String]) -> Result<Opts, String> {
             other => return Err(format!("unknown flag {other:?}")),
         }
     }
-    let mut cfg = SimConfig::new(arch.ok_or("missing --arch")?, root.ok_or("missing --root")?);
+    let arch = cardguard_test_support::entry(arch.ok_or("missing --arch")?).facts;
+    let mut cfg = SimConfig::new(arch, root.ok_or("missing --root")?);
     if let Some(c) = cards {
         cfg.cards = c;
     }
@@ -232,7 +234,7 @@ fn main() -> ExitCode {
     } else {
         o.kernel.as_str()
     };
-    let blob = match load_builtin(o.cfg.arch, kernel) {
+    let blob = match load_builtin(o.cfg.arch.arch, kernel) {
         Ok(b) => b,
         Err(e) => {
             eprintln!("sim-agent: {e}");

@@ -3,35 +3,24 @@
 //! its own, with each simulated process a fresh copy of the library loaded through the C ABI. The
 //! outcomes and codes must be the same, field by field (timings aside).
 //!
-//! `libsim_acl.so` and its timing-free views belong to the `sim-acl` crate, which depends on this
-//! one; the tests name them through [`ThroughAcl`] (see `arch_runner_tests!`).
+//! The copies of `libsim_acl.so` come from [`crate::locate`], the timing-free views from
+//! [`crate::containment`].
 
-use std::fmt::Debug;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use tempfile::TempDir;
 
-use crate::runner_base::{InitError, RunnerConfig};
-use crate::timeouts::{TimeoutError, TimeoutProfile, Timeouts};
+use platform_common::runner_base::{InitError, RunnerConfig};
+use platform_common::timeouts::{TimeoutError, TimeoutProfile, Timeouts};
 
-use super::super::{
-    compute_in_fresh_process, guarded_hang_then_noop, raw_hang_then_noop, soft_reset_then_reinit,
-    trigger_then_recover, RecoveryOptions, RecoveryProbe, SimBench, Trigger,
-};
 use super::{ArchUnderTest, Bench, CARD, ITERATIONS};
-
-/// How the tests reach `libsim_acl.so` (`sim_acl::containment`).
-#[derive(Debug, Clone, Copy)]
-pub struct ThroughAcl<V> {
-    /// The bench with its processes made through `libsim_acl.so`, copies in the directory
-    /// (`sim_acl::containment::through_acl`).
-    pub bench: fn(&SimBench, PathBuf) -> SimBench,
-    /// A recovery measurement without its timings, compared field by field
-    /// (`sim_acl::containment::RecoveryView::from`).
-    pub view: fn(&RecoveryProbe) -> V,
-}
+use crate::bench::SimBench;
+use crate::containment::{through_acl, RecoveryView};
+use crate::measure::{
+    compute_in_fresh_process, guarded_hang_then_noop, raw_hang_then_noop, soft_reset_then_reinit,
+    trigger_then_recover, RecoveryOptions, RecoveryProbe, Trigger,
+};
 
 /// Two machines with the same plan on [`CARD`]: one in-process, one through the C ABI.
 struct Pair {
@@ -41,11 +30,11 @@ struct Pair {
     _libs: TempDir,
 }
 
-fn pair<V>(t: &ArchUnderTest, through: &ThroughAcl<V>, plan: &str) -> Pair {
+fn pair(t: &ArchUnderTest, plan: &str) -> Pair {
     let sim = t.bench(plan);
     let acl_machine = t.bench(plan);
     let libs = tempfile::tempdir().unwrap();
-    let acl = (through.bench)(&acl_machine, libs.path().to_owned());
+    let acl = through_acl(&acl_machine, libs.path().to_owned());
     Pair {
         sim,
         _acl_machine: acl_machine,
@@ -64,11 +53,8 @@ fn on_card(rules: &[&str]) -> String {
 }
 
 /// The raw driver's hang then noop.
-pub fn raw_driver_hang_then_noop_is_the_same_through_the_c_abi<V>(
-    t: &ArchUnderTest,
-    through: &ThroughAcl<V>,
-) {
-    let p = pair(t, through, "");
+pub fn raw_driver_hang_then_noop_is_the_same_through_the_c_abi(t: &ArchUnderTest) {
+    let p = pair(t, "");
     for i in 0..ITERATIONS {
         let sim = raw_hang_then_noop(&p.sim, CARD).unwrap();
         let acl = raw_hang_then_noop(&p.acl, CARD).unwrap();
@@ -78,8 +64,8 @@ pub fn raw_driver_hang_then_noop_is_the_same_through_the_c_abi<V>(
 }
 
 /// The runner's hang then noop, refused at the guard.
-pub fn guarded_hang_then_noop_is_the_same_through_the_c_abi<V>(t: &ArchUnderTest, through: &ThroughAcl<V>) {
-    let p = pair(t, through, "");
+pub fn guarded_hang_then_noop_is_the_same_through_the_c_abi(t: &ArchUnderTest) {
+    let p = pair(t, "");
     for i in 0..ITERATIONS {
         let sim = guarded_hang_then_noop(&p.sim, CARD).unwrap();
         let acl = guarded_hang_then_noop(&p.acl, CARD).unwrap();
@@ -89,8 +75,8 @@ pub fn guarded_hang_then_noop_is_the_same_through_the_c_abi<V>(t: &ArchUnderTest
 }
 
 /// Soft reset, then a new runner in the same process.
-pub fn soft_reset_then_reinit_is_the_same_through_the_c_abi<V>(t: &ArchUnderTest, through: &ThroughAcl<V>) {
-    let p = pair(t, through, "");
+pub fn soft_reset_then_reinit_is_the_same_through_the_c_abi(t: &ArchUnderTest) {
+    let p = pair(t, "");
     for i in 0..ITERATIONS {
         let sim = soft_reset_then_reinit(&p.sim, CARD).unwrap();
         let acl = soft_reset_then_reinit(&p.acl, CARD).unwrap();
@@ -101,11 +87,8 @@ pub fn soft_reset_then_reinit_is_the_same_through_the_c_abi<V>(t: &ArchUnderTest
 
 /// The cascade variant and the control: a hang in one process (which ends without finalize),
 /// then the compute case in another; and the compute case alone.
-pub fn hang_in_one_process_then_compute_in_another_is_the_same_through_the_c_abi<V>(
-    t: &ArchUnderTest,
-    through: &ThroughAcl<V>,
-) {
-    let p = pair(t, through, "");
+pub fn hang_in_one_process_then_compute_in_another_is_the_same_through_the_c_abi(t: &ArchUnderTest) {
+    let p = pair(t, "");
     for i in 0..ITERATIONS as u64 {
         let hang_sim = guarded_hang_then_noop(&p.sim, CARD).unwrap();
         let hang_acl = guarded_hang_then_noop(&p.acl, CARD).unwrap();
@@ -119,14 +102,13 @@ pub fn hang_in_one_process_then_compute_in_another_is_the_same_through_the_c_abi
 
 /// One recovery measurement with `rules` on the card, on both machines: the two probes, the
 /// in-process one first.
-fn recovery<V>(
+fn recovery(
     t: &ArchUnderTest,
-    through: &ThroughAcl<V>,
     rules: &[&str],
     trigger: Trigger,
     sdma: bool,
 ) -> (RecoveryProbe, RecoveryProbe) {
-    let p = pair(t, through, &on_card(rules));
+    let p = pair(t, &on_card(rules));
     let opts = RecoveryOptions {
         sdma,
         ..RecoveryOptions::default()
@@ -137,13 +119,14 @@ fn recovery<V>(
 }
 
 /// Force-reset recovery after a hang.
-pub fn force_reset_recovery_is_the_same_through_the_c_abi<V: PartialEq + Debug>(
-    t: &ArchUnderTest,
-    through: &ThroughAcl<V>,
-) {
+pub fn force_reset_recovery_is_the_same_through_the_c_abi(t: &ArchUnderTest) {
     for i in 0..ITERATIONS {
-        let (sim, acl) = recovery(t, through, &[], Trigger::Hang, false);
-        assert_eq!((through.view)(&acl), (through.view)(&sim), "iteration {i}");
+        let (sim, acl) = recovery(t, &[], Trigger::Hang, false);
+        assert_eq!(
+            RecoveryView::from(&acl),
+            RecoveryView::from(&sim),
+            "iteration {i}"
+        );
         let kinds: Vec<&str> = acl.events.iter().map(|e| e.kind_name()).collect();
         assert_eq!(
             kinds,
@@ -153,10 +136,7 @@ pub fn force_reset_recovery_is_the_same_through_the_c_abi<V: PartialEq + Debug>(
 }
 
 /// Every fault plan of the chain tests.
-pub fn every_fault_of_the_recovery_chain_is_the_same_through_the_c_abi<V: PartialEq + Debug>(
-    t: &ArchUnderTest,
-    through: &ThroughAcl<V>,
-) {
+pub fn every_fault_of_the_recovery_chain_is_the_same_through_the_c_abi(t: &ArchUnderTest) {
     let rows: [(&[&str], Trigger, bool); 10] = [
         (&["drain=false_negative"], Trigger::Hang, false),
         (&["force_reset_fail=2"], Trigger::Hang, false),
@@ -174,18 +154,18 @@ pub fn every_fault_of_the_recovery_chain_is_the_same_through_the_c_abi<V: Partia
         ),
     ];
     for (rules, trigger, sdma) in rows {
-        let (sim, acl) = recovery(t, through, rules, trigger, sdma);
+        let (sim, acl) = recovery(t, rules, trigger, sdma);
         assert_eq!(
-            (through.view)(&acl),
-            (through.view)(&sim),
+            RecoveryView::from(&acl),
+            RecoveryView::from(&sim),
             "plan {rules:?}, {trigger:?}, sdma {sdma}"
         );
     }
 }
 
 /// A dead card's init error.
-pub fn a_dead_card_fails_init_the_same_through_the_c_abi<V>(t: &ArchUnderTest, through: &ThroughAcl<V>) {
-    let p = pair(t, through, &on_card(&["dead"]));
+pub fn a_dead_card_fails_init_the_same_through_the_c_abi(t: &ArchUnderTest) {
+    let p = pair(t, &on_card(&["dead"]));
     let sim = trigger_then_recover(&p.sim, CARD, Trigger::Hang, RecoveryOptions::default()).unwrap_err();
     let acl = trigger_then_recover(&p.acl, CARD, Trigger::Hang, RecoveryOptions::default()).unwrap_err();
     assert_eq!(acl.to_string(), sim.to_string());
@@ -194,18 +174,19 @@ pub fn a_dead_card_fails_init_the_same_through_the_c_abi<V>(t: &ArchUnderTest, t
 /// A runner on the `acl` driver is held to the real-card timeout rules, even with the simulator
 /// behind it: timeouts that are fine on the in-process simulator but break the real cards'
 /// stream-sync margin are a typed init error, before any call into the library.
-pub fn the_acl_driver_is_held_to_the_real_card_timeout_rules<V>(t: &ArchUnderTest, through: &ThroughAcl<V>) {
-    let p = pair(t, through, "");
+pub fn the_acl_driver_is_held_to_the_real_card_timeout_rules(t: &ArchUnderTest) {
+    let p = pair(t, "");
     let sim_only = Timeouts {
         scheduler: Duration::from_millis(20),
         op_execute: Duration::from_millis(60),
         stream_sync: Duration::from_millis(250),
     };
     let sim = p.sim.try_process().unwrap();
-    let on_sim = (t.factory)(Arc::clone(&sim).driver(), RunnerConfig::new(CARD, sim_only));
+    let on_sim = (t.entry.init_runner)(Arc::clone(&sim).driver(), RunnerConfig::new(CARD, sim_only));
     assert!(on_sim.is_ok(), "{on_sim:?}");
     let acl = p.acl.try_process().unwrap();
-    let err = (t.factory)(Arc::clone(&acl).driver(), RunnerConfig::new(CARD, sim_only)).unwrap_err();
+    let err =
+        (t.entry.init_runner)(Arc::clone(&acl).driver(), RunnerConfig::new(CARD, sim_only)).unwrap_err();
     let InitError::Timeouts { profile, error, .. } = &err else {
         panic!("expected a timeouts error, got {err:?}");
     };
