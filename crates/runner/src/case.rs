@@ -12,7 +12,7 @@
 //!   own, built after the pooled one is closed);
 //! - a case has a name, an [`ArchFilter`], the kernels it registers, a device count, a fixed seed
 //!   and a [`Body`]: real device work ([`Body::Compute`]: an input generator and golden reference
-//!   with tolerances, built from `platform_common::reference`'s [`KernelCase`] constructors), no device work at all ([`Body::Trivial`], the runner's own cost in the
+//!   with tolerances, built from `crate::suite::reference`'s [`KernelCase`] constructors), no device work at all ([`Body::Trivial`], the runner's own cost in the
 //!   benchmark), or a launch that must fail with the arch's op-timeout ([`Body::ExpectOpTimeout`]).
 //!
 //! This module owns the declarations and their validation; it never runs anything.
@@ -21,7 +21,7 @@ use std::collections::HashSet;
 use std::fmt;
 use std::sync::Arc;
 
-use platform_common::reference::KernelCase;
+use crate::suite::reference::KernelCase;
 use platform_common::Arch;
 
 /// A runtime: the key of the chip-worker pool. Cases of one runtime share a pooled worker on a card.
@@ -108,7 +108,7 @@ pub struct Tolerance {
 }
 
 /// What a generator returns: the launches of one case ([`KernelCase`]s from
-/// `platform_common::reference`: kernel, block dim, host args, expected f32 outputs), run in
+/// `crate::suite::reference`: kernel, block dim, host args, expected f32 outputs), run in
 /// order on one worker, each checked against its goldens.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Workload {

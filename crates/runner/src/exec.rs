@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use platform_common::reference::KernelCase;
+use crate::suite::reference::KernelCase;
 use platform_common::runner_base::{FinalizeError, FinalizeReport, RunArg, RunError, RunRequest};
 use platform_common::timeouts::Timeouts;
 use platform_common::{Arch, DeviceLease, FailureClass};
@@ -69,7 +69,7 @@ fn setup_error_report(e: &KernelSetupError) -> ErrorReport {
 }
 
 fn request(kc: &KernelCase) -> RunRequest {
-    use platform_common::reference::HostArg;
+    use crate::suite::reference::HostArg;
     let args = kc
         .args
         .iter()

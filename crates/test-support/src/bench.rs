@@ -16,11 +16,11 @@ use platform_common::error::Code;
 use platform_common::health::HealthSubscriber;
 use platform_common::kernel::{built_blob_dir, load_named, KernelBlob, KernelError};
 use platform_common::lease::{DeviceLease, LeaseConfig, LeaseError};
-use platform_common::reference::{noop_case, vector_add_case, CaseMismatch, KernelCase};
 use platform_common::runner_base::{ArchEntry, DeviceRunner, InitError, RunError, RunRequest, RunnerConfig};
 use platform_common::sim::{start_run, FaultPlan, FaultPlanError, SimConfig, SimDriver, SimError, SimStats};
 use platform_common::timeouts::Timeouts;
 use platform_common::Arch;
+use runner::suite::reference::{noop_case, vector_add_case, CaseMismatch, KernelCase};
 
 /// The kernels a bench's runners register: the probe, the trigger, the compute case.
 pub const WORKLOAD_KERNELS: [&str; 3] = ["noop", "hang", "vector_add"];

@@ -4,8 +4,8 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::suite::reference::{HostArg, KernelCase};
 use platform_common::kernel::{load_builtin, KernelBlob};
-use platform_common::reference::{HostArg, KernelCase};
 use platform_common::Arch;
 
 use super::{builtin, host_run};

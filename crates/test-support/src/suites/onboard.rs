@@ -15,11 +15,11 @@ use platform_common::driver::{DeviceId, Driver, DriverCall};
 use platform_common::error::codes;
 use platform_common::kernel::{load_builtin, KernelBlob};
 use platform_common::lease::{DeviceLease, LeaseConfig};
-use platform_common::reference::vector_add_case;
 use platform_common::runner_base::{
     DeviceRunner, FinalizeError, RunError, RunRequest, RunnerConfig, UsageError,
 };
 use platform_common::timeouts::{TimeoutProfile, Timeouts};
+use runner::suite::reference::vector_add_case;
 
 use super::{ArchUnderTest, ITERATIONS};
 use crate::measure::raw_probe;

@@ -308,8 +308,8 @@ pub fn standard_cases(seed: u64) -> Vec<KernelCase> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reference::case::CaseMismatch;
-    use crate::reference::spec::KERNELS;
+    use crate::suite::reference::case::CaseMismatch;
+    use crate::suite::reference::spec::KERNELS;
 
     #[test]
     fn every_constructor_matches_its_spec() {

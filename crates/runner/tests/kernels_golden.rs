@@ -13,11 +13,11 @@ use std::time::Duration;
 use platform_common::kernel::{
     built_blob_dir, load_named, KernelBlob, KernelError, WaitOutcome, Waiter, KERNEL_BAD_ARGS,
 };
-use platform_common::reference::{
+use platform_common::Arch;
+use runner::suite::reference::{
     self, f32s_to_bytes, matmul_case, paged_attention_case, rms_norm_case, softmax_case, vector_add_case,
     HostArg, KernelCase, PagedAttentionParams,
 };
-use platform_common::Arch;
 
 const CG_KERNEL_OK: i32 = 0;
 const CG_KERNEL_BAD_ARGS: i32 = 1;
@@ -555,7 +555,7 @@ fn blob_metadata_matches_the_specs() {
             assert_eq!(meta.arch, arch);
             assert_eq!(meta.block_dim, spec.block_dim, "{arch} {}", spec.name);
             assert_eq!(meta.num_args, spec.num_args(), "{arch} {}", spec.name);
-            assert!(meta.block_dim <= cardguard_test_support::entry(arch).facts.max_block_dim());
+            assert!(meta.block_dim <= runner::platform::arch_entry(arch).facts.max_block_dim());
         }
     }
 }
