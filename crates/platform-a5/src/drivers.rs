@@ -13,7 +13,7 @@ use crate::facts::FACTS;
 
 cfg_if::cfg_if! {
     if #[cfg(feature = "sim")] {
-        pub use platform_common::sim::{SimConfig, SimDriver, SimError};
+        use platform_common::sim::{SimConfig, SimError};
 
         /// The simulated a5 machine whose card files live under `root` (8 cards, sim timeouts).
         pub fn sim_config(root: impl Into<std::path::PathBuf>) -> SimConfig {
@@ -34,7 +34,7 @@ cfg_if::cfg_if! {
 
 cfg_if::cfg_if! {
     if #[cfg(feature = "onboard")] {
-        pub use platform_common::acl::{AclConfig, AclDriver, AclLoadError};
+        use platform_common::acl::{AclDriver, AclLoadError};
 
         /// The CANN driver for a5 cards, its libraries found as `--platform onboard` finds them
         /// (`ONBOARD_ACL_LIB`, else the CANN install). Absent libraries or symbols are a typed
