@@ -2,7 +2,7 @@
 //! product API, and no product crate depends on it (`cargo tree -e normal -p runner` does not
 //! list it).
 //!
-//! - [`bench`]: [`SimBench`], a simulated machine of one arch for one test, and the workload every
+//! - [`bench`](mod@bench): [`SimBench`], a simulated machine of one arch for one test, and the workload every
 //!   measurement runs; [`SimProcess`], an in-process simulator or a copy of `libsim_acl.so`.
 //! - [`measure`]: the seed's measurements (raw driver, guarded runner, soft reset, force-reset
 //!   recovery, compute in a fresh process) as data; they never assert.

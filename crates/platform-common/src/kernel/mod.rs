@@ -3,7 +3,7 @@
 //! A blob is a shared object built from a C++ source under `kernels/` against
 //! `kernels/include/cardguard/kernel.h` (C ABI, version [`ABI_VERSION`]), by the `kernel-build`
 //! crate (from this crate's `build.rs` and `cargo xtask build-kernels`) into `<out>/<arch>/<name>.so`;
-//! [`load_named`] / [`load_builtin`] find a blob by name and check its arch; [`loader`] opens blobs
+//! [`load_named`] / [`load_builtin`] find a blob by name and check its arch; `loader` opens blobs
 //! and runs their blocks (the only `unsafe` here; [`KernelBlob::run_block`] is an `unsafe fn` whose
 //! caller vouches for the buffer addresses and lengths it passes, which the kernels check their
 //! sizes against). This module never decides when a kernel is reaped: the [`Waiter`] the caller

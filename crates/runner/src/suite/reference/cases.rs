@@ -71,7 +71,7 @@ pub fn vector_add_case(n: usize, block_dim: u32, seed: u64) -> KernelCase {
     }
 }
 
-/// `matmul` C[m,n] = A[m,k] B[k,n]: A, B uniform in [-1, 1). Args: `[a, b, c, m, k, n]`.
+/// `matmul` `C[m,n] = A[m,k] B[k,n]`: A, B uniform in [-1, 1). Args: `[a, b, c, m, k, n]`.
 pub fn matmul_case(m: usize, k: usize, n: usize, block_dim: u32, seed: u64) -> KernelCase {
     let mut rng = SplitMix64::new(seed);
     let a = rng.f32_vec(m * k, -1.0, 1.0);
@@ -95,7 +95,7 @@ pub fn matmul_case(m: usize, k: usize, n: usize, block_dim: u32, seed: u64) -> K
     }
 }
 
-/// Row-wise `softmax` of x[rows][cols]: x uniform in [-8, 8). Args: `[x, y, rows, cols]`.
+/// Row-wise `softmax` of `x[rows][cols]`: x uniform in [-8, 8). Args: `[x, y, rows, cols]`.
 pub fn softmax_case(rows: usize, cols: usize, block_dim: u32, seed: u64) -> KernelCase {
     let mut rng = SplitMix64::new(seed);
     let x = rng.f32_vec(rows * cols, -8.0, 8.0);
@@ -116,7 +116,7 @@ pub fn softmax_case(rows: usize, cols: usize, block_dim: u32, seed: u64) -> Kern
     }
 }
 
-/// Row-wise `rms_norm` of x[rows][cols] with gain gamma[cols] and `eps`: x uniform in [-2, 2),
+/// Row-wise `rms_norm` of `x[rows][cols]` with gain `gamma[cols]` and `eps`: x uniform in [-2, 2),
 /// gamma in [0.5, 1.5). Args: `[x, gamma, y, rows, cols, eps_bits]`.
 pub fn rms_norm_case(rows: usize, cols: usize, eps: f32, block_dim: u32, seed: u64) -> KernelCase {
     let mut rng = SplitMix64::new(seed);

@@ -6,7 +6,7 @@
 //! ([`KernelCase`] and its check, [`allclose`], [`SplitMix64`] and the byte packing) are public,
 //! so a suite in its own crate, which links the runner, can use them as they are.
 //!
-//! - [`spec`]: the argument list of every kernel ([`KERNELS`]), in the order `cg_kernel_main`
+//! - [`spec`](mod@spec): the argument list of every kernel ([`KERNELS`]), in the order `cg_kernel_main`
 //!   reads them; the same order is written at the top of each `kernels/<name>.cpp`.
 //! - [`case`]: [`KernelCase`], a ready-to-launch description (host inputs, output sizes, scalars,
 //!   expected outputs, tolerances) and its output check.
