@@ -111,9 +111,7 @@ fn dispatch_main(cli: &Cli, suite: &Suite) -> Result<ExitCode, String> {
         print_list(suite, &selection);
         return Ok(ExitCode::SUCCESS);
     }
-    let platform_kind = cli
-        .platform
-        .map_or_else(|| platform::default_platform(cli.arch), Into::into);
+    let platform_kind = cli.platform.map_or_else(platform::default_platform, Into::into);
     let info = platform::info(platform_kind, cli.arch).map_err(|e| error_chain(&e))?;
     let faults = fault_plan(cli, &info)?;
     let run_id = run_id();

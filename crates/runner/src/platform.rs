@@ -224,8 +224,9 @@ cfg_if::cfg_if! {
             })
         }
 
-        /// The default platform: `onboard` when CANN is found, else `sim`.
-        pub fn default_platform(_arch: Arch) -> Platform {
+        /// The default platform: `onboard` when CANN is found (on the search path the CANN
+        /// driver uses, whatever the arch), else `sim`.
+        pub fn default_platform() -> Platform {
             let found = AclConfig::from_env()
                 .and_then(|c| c.resolve())
                 .is_ok();
@@ -281,7 +282,7 @@ cfg_if::cfg_if! {
         }
     } else {
         /// The default platform: `sim` (no CANN driver in this build).
-        pub fn default_platform(_arch: Arch) -> Platform {
+        pub fn default_platform() -> Platform {
             Platform::Sim
         }
 
