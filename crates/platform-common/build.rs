@@ -1,30 +1,31 @@
 //! Builds the kernel blobs of both arches from `kernels/` into `$OUT_DIR/kernels/<arch>/<name>.so`
-//! and tells the crate where they are (`CARDGUARD_BUILT_KERNEL_DIR`), so tests and the runner find
-//! blobs on a fresh clone with no manual step. A compile failure fails the build with the
-//! compiler's message.
+//! with the `kernel-build` helper, and tells the crate where they are
+//! (`CARDGUARD_BUILT_KERNEL_DIR`) and what a blob file is called (`CARDGUARD_BLOB_EXTENSION`),
+//! so tests and the runner find blobs on a fresh clone with no manual step. A compile failure
+//! fails the build with the compiler's message.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-#[path = "src/kernel/build.rs"]
-#[allow(dead_code)]
-mod build_blobs;
+use kernel_build::{builtin_kernels_dir, KernelBuild, BLOB_EXTENSION};
+
+/// The arches blobs are built for: the names of `platform_common::Arch::ALL` (a build script
+/// cannot use the crate it builds; the golden tests load a blob of every `Arch`).
+const ARCHES: [&str; 2] = ["a5", "a2a3"];
 
 fn main() -> ExitCode {
-    let source_dir = build_blobs::default_source_dir();
+    let source_dir = builtin_kernels_dir();
     watch(&source_dir);
-    println!("cargo:rerun-if-env-changed=CXX");
-
     let Some(out_dir) = std::env::var_os("OUT_DIR").map(PathBuf::from) else {
         eprintln!("error: OUT_DIR is not set (build.rs runs under cargo)");
         return ExitCode::FAILURE;
     };
     let kernel_dir = out_dir.join("kernels");
-    let mut opts = build_blobs::BuildOptions::new(&source_dir, &kernel_dir);
-    if let Some(jobs) = std::env::var("NUM_JOBS").ok().and_then(|j| j.parse().ok()) {
-        opts.jobs = jobs;
-    }
-    match build_blobs::build_blobs(&opts, &build_blobs::ARCH_NAMES) {
+    let build = KernelBuild::new(&kernel_dir)
+        .in_build_script(true)
+        .archs(ARCHES)
+        .sources_in(&source_dir);
+    match build.and_then(|b| b.build()) {
         Ok(blobs) => {
             for blob in blobs.iter().filter(|b| !b.warnings.trim().is_empty()) {
                 for line in blob.warnings.lines() {
@@ -35,10 +36,11 @@ fn main() -> ExitCode {
                 "cargo:rustc-env=CARDGUARD_BUILT_KERNEL_DIR={}",
                 kernel_dir.display()
             );
+            println!("cargo:rustc-env=CARDGUARD_BLOB_EXTENSION={BLOB_EXTENSION}");
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("error: building kernel blobs: {e}");
+            eprintln!("error: failed to build the kernel blobs: {e}");
             ExitCode::FAILURE
         }
     }

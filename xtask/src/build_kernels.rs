@@ -1,12 +1,12 @@
 //! `cargo xtask build-kernels --arch a5|a2a3 [--out DIR]`: compiles every `kernels/*.cpp` for one
-//! arch into `DIR/<arch>/<name>.so` (default `target/kernels`) with the same builder `build.rs`
-//! uses (`platform_common::kernel::build`), and prints each blob built. Point `ONBOARD_KERNEL_DIR`
+//! arch into `DIR/<arch>/<name>.so` (default `target/kernels`) with the same helper
+//! `platform-common`'s `build.rs` uses (the `kernel-build` crate), and prints each blob built. Point `ONBOARD_KERNEL_DIR`
 //! at `DIR` to run with these blobs instead of the ones `cargo build` made.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use platform_common::kernel::build::{build_blobs, default_source_dir, BuildOptions};
+use kernel_build::{builtin_kernels_dir, KernelBuild};
 use platform_common::Arch;
 
 /// Arguments.
@@ -30,8 +30,10 @@ pub fn run(args: Args) -> ExitCode {
         }
     };
     let out = args.out.unwrap_or_else(default_out_dir);
-    let opts = BuildOptions::new(default_source_dir(), &out);
-    match build_blobs(&opts, &[arch.name()]) {
+    let build = KernelBuild::new(&out)
+        .archs([arch.name()])
+        .sources_in(&builtin_kernels_dir());
+    match build.and_then(|b| b.build()) {
         Ok(blobs) => {
             for blob in &blobs {
                 for line in blob.warnings.lines() {

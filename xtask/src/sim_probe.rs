@@ -17,10 +17,11 @@ use std::time::Duration;
 
 use platform_common::kernel::load_builtin;
 use platform_common::lease::{DeviceLease, LeaseConfig};
-use platform_common::runner_base::RawWorker;
+use platform_common::runner_base::{ArchEntry, RawWorker};
 use platform_common::sim::{start_run, FaultPlan, SimConfig, SimDriver};
 use platform_common::timeouts::{TimeoutProfile, Timeouts};
 use platform_common::{Arch, DeviceId, Driver, DriverError};
+use runner::platform::arch_entry;
 
 /// The card the probe uses.
 const CARD: DeviceId = 0;
@@ -77,7 +78,8 @@ fn probe(args: &Args) -> anyhow::Result<ExitCode> {
             .root
             .clone()
             .ok_or_else(|| anyhow::anyhow!("--fresh-child needs --root"))?;
-        return Ok(fresh_child(SimConfig::new(args.arch, root).with_timeouts(t)?));
+        let facts = arch_entry(args.arch).facts;
+        return Ok(fresh_child(SimConfig::new(facts, root).with_timeouts(t)?));
     }
     if args.iterations == 0 {
         anyhow::bail!("--iterations must be at least 1");
@@ -85,7 +87,7 @@ fn probe(args: &Args) -> anyhow::Result<ExitCode> {
     let dir = tempfile::Builder::new()
         .prefix("cardguard-sim-probe-")
         .tempdir()?;
-    let cfg = SimConfig::new(args.arch, dir.path().join("sim")).with_timeouts(t)?;
+    let cfg = SimConfig::new(arch_entry(args.arch).facts, dir.path().join("sim")).with_timeouts(t)?;
     let locks = LeaseConfig {
         dir: dir.path().join("locks"),
     };
@@ -175,6 +177,7 @@ fn show(e: &DriverError) -> String {
 
 struct Prober<'a> {
     cfg: &'a SimConfig,
+    entry: ArchEntry,
     hang: platform_common::kernel::KernelBlob,
     noop: platform_common::kernel::KernelBlob,
 }
@@ -183,8 +186,9 @@ impl<'a> Prober<'a> {
     fn new(cfg: &'a SimConfig) -> anyhow::Result<Self> {
         Ok(Self {
             cfg,
-            hang: load_builtin(cfg.arch, "hang")?,
-            noop: load_builtin(cfg.arch, "noop")?,
+            entry: arch_entry(cfg.arch.arch),
+            hang: load_builtin(cfg.arch.arch, "hang")?,
+            noop: load_builtin(cfg.arch.arch, "noop")?,
         })
     }
 
@@ -204,10 +208,11 @@ impl<'a> Prober<'a> {
         Ok(tally)
     }
 
-    /// The seed's naive worker opened on `drv`; what init logged and went on from goes to `logged`.
+    /// The seed's naive worker (with the arch crate's register mapping) opened on `drv`; what
+    /// init logged and went on from goes to `logged`.
     fn open(&self, drv: &Arc<SimDriver>, logged: &mut Vec<String>) -> Result<RawWorker, DriverError> {
         let mut errors = Vec::new();
-        let worker = RawWorker::open(drv.clone(), self.cfg.arch, CARD, &self.cfg.timeouts, &mut errors);
+        let worker = (self.entry.open_raw_worker)(drv.clone(), CARD, &self.cfg.timeouts, &mut errors);
         logged.extend(errors.iter().map(show));
         worker
     }
@@ -215,7 +220,7 @@ impl<'a> Prober<'a> {
     /// A fresh driver, init, and the hang (which must fail).
     fn hang_first(&self, o: &mut Outcome) -> anyhow::Result<(Arc<SimDriver>, RawWorker)> {
         let drv = Arc::new(SimDriver::new(self.cfg.clone()));
-        let w = self
+        let mut w = self
             .open(&drv, &mut o.logged)
             .map_err(|e| anyhow::anyhow!("the first init failed: {e}"))?;
         match w.run(&self.hang, 1) {
@@ -227,7 +232,7 @@ impl<'a> Prober<'a> {
 
     fn raw(&self) -> anyhow::Result<Outcome> {
         let mut o = Outcome::default();
-        let (_drv, w) = self.hang_first(&mut o)?;
+        let (_drv, mut w) = self.hang_first(&mut o)?;
         o.failed = w.run(&self.noop, 1).err().map(|e| show(&e));
         Ok(o)
     }
@@ -286,7 +291,7 @@ impl<'a> Prober<'a> {
 fn fresh_child(cfg: SimConfig) -> ExitCode {
     let result = Prober::new(&cfg).map(|p| {
         let drv = Arc::new(SimDriver::new(cfg.clone()));
-        p.open(&drv, &mut Vec::new()).and_then(|w| w.run(&p.noop, 1))
+        p.open(&drv, &mut Vec::new()).and_then(|mut w| w.run(&p.noop, 1))
     });
     let line = match result {
         Ok(Ok(())) => serde_json::json!({ "ok": true }),

@@ -3,14 +3,22 @@
 //! - [`runner`]: [`DeviceRunner`], the shared `platform_common::runner_base::ArchRunner` (on
 //!   `DeviceRunnerBase`: the containment chain, fail fast, then force reset at finalize) with
 //!   a2a3's own register mapping.
-//! - [`registers`]: one `halMemCtl` at init: the register window and the partial-good mask.
-//! - [`drivers`]: which drivers this build has (features `sim`, default, and `onboard`).
+//! - [`facts`]: [`FACTS`], a2a3's limits and codes (max block dim 24; op-timeout 507018 at the
+//!   AICPU stream sync; bounded drain 507015 on a poisoned context): their one home.
+//! - [`registers`]: one `halMemCtl` at init: the register window and the partial-good mask;
+//!   a2a3's `ArchRegisters`, used by the device runner and by the seed's naive worker.
+//! - [`drivers`]: the drivers this build has (features `sim`, default, and `onboard`), the
+//!   simulated card bound to [`FACTS`]; the crate's one place of feature gates.
+//! - [`entry`]: [`ENTRY`], the facts, runner and naive worker as one value for callers that
+//!   pick the arch at run time.
 //!
 //! Design choices: a2a3 maps registers once at init, so on a poisoned context an unguarded run
-//! surfaces at device malloc (507899); the guard refuses before that. Max block dim 24, and never
-//! more than the partial-good mask allows. The bounded drain can report success on a poisoned
+//! surfaces at device malloc (507899); the guard refuses before that. Never more blocks than the
+//! partial-good mask allows. The bounded drain can report success on a poisoned
 //! a2a3 card (a false negative), so the runner never trusts it: any launch or sync error marks the
-//! runner unusable. A runner created with the SDMA option makes one force-reset attempt, not three.
+//! runner unusable. A runner created with the SDMA option makes one force-reset attempt, not three. The
+//! crate's tests are written once for both arches in `cardguard-test-support` and run here with
+//! a2a3's expectations (`tests/common`).
 //!
 //! A force reset needs the card's lease, by type: finalize takes `&DeviceLease`, and there is no
 //! other way to reach `aclrtResetDeviceForce`. This does not compile:
@@ -33,7 +41,11 @@
 //! ```
 
 pub mod drivers;
+pub mod entry;
+pub mod facts;
 pub mod registers;
 pub mod runner;
 
+pub use entry::ENTRY;
+pub use facts::FACTS;
 pub use runner::DeviceRunner;

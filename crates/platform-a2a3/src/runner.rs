@@ -4,43 +4,18 @@
 //! init: the shared init (timeouts checked, set device, op-execute timeout logged on failure,
 //! AICPU and AICore streams), then `halMemCtl` ([`CardRegisters`]: register window and
 //! partial-good mask; a failure ends the init). run: the guard (no driver call when unusable),
-//! the shared request checks (block dim over 24 is a usage error), then the mask (block dim over
-//! its usable cores is a usage error, no driver call), then the card made current on the calling
-//! thread and the shared pipeline (allocate, copy in, AICore launch before AICPU, bounded syncs,
-//! copy out, free; on a poisoned context its first buffer's `aclrtMalloc` meets 507899, as the
-//! seed's a2a3 CI did). finalize: the shared finalize (force reset when unusable; one attempt for
-//! an SDMA runner). This file says only when a2a3 maps and what it checks; it never reimplements
+//! the shared request checks (block dim over [`crate::FACTS`]'s 24 is a usage error), then the
+//! mask (block dim over its usable cores is a usage error, no driver call), then the card made
+//! current on the calling thread and the shared pipeline (allocate, copy in, AICore launch before
+//! AICPU, bounded syncs, copy out, free; on a poisoned context its first buffer's `aclrtMalloc`
+//! meets 507899, as the seed's a2a3 CI did). finalize: the shared finalize (force reset when
+//! unusable; one attempt for an SDMA runner). This file names the runner; it never reimplements
 //! the chain.
 
-use platform_common::runner_base::{ArchRegisters, ArchRunner, DeviceRunnerBase, RunRequest, UsageError};
-use platform_common::{Arch, DriverError};
+use platform_common::runner_base::ArchRunner;
 
 use crate::registers::CardRegisters;
 
 /// The a2a3 (Ascend910) device runner of one card. [`ArchRunner::registers`] holds the register
 /// window and partial-good mask mapped at init.
 pub type DeviceRunner = ArchRunner<CardRegisters>;
-
-impl ArchRegisters for CardRegisters {
-    const ARCH: Arch = Arch::A2a3;
-
-    /// `halMemCtl`, once, after the streams exist.
-    fn map_at_init(base: &DeviceRunnerBase) -> Result<Self, DriverError> {
-        CardRegisters::map(base.driver().as_ref(), base.device())
-    }
-
-    /// The partial-good mask: a block dim over its usable cores is a usage error (no driver
-    /// call). a2a3 maps nothing per run, so it has no driver step.
-    fn check_run(&self, base: &DeviceRunnerBase, req: &RunRequest) -> Result<(), UsageError> {
-        let usable = self.usable_cores();
-        if req.block_dim > usable {
-            return Err(UsageError::BlockDimOverUsableCores {
-                block_dim: req.block_dim,
-                usable,
-                device: base.device(),
-                mask: self.window().core_mask,
-            });
-        }
-        Ok(())
-    }
-}

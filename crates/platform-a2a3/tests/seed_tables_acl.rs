@@ -2,10 +2,10 @@
 //! measurement of `seed_tables.rs` and `chain.rs` runs on the in-process simulator and, on a
 //! machine of its own, with each simulated process a fresh copy of the library loaded through
 //! the C ABI. The outcomes and codes must be the same, field by field (timings aside). The tests
-//! are `platform_common::runner_base::testkit::suites::seed_tables_acl`, run on this arch.
+//! are `cardguard_test_support::suites::seed_tables_acl`, run on this arch.
 
 #![cfg(feature = "sim")]
 
 mod common;
 
-platform_common::arch_runner_tests!(seed_tables_acl, common::UNDER_TEST);
+cardguard_test_support::arch_runner_tests!(seed_tables_acl, common::UNDER_TEST);

@@ -3,12 +3,20 @@
 //! - [`runner`]: [`DeviceRunner`], the shared `platform_common::runner_base::ArchRunner` (on
 //!   `DeviceRunnerBase`: the containment chain, fail fast, then force reset at finalize) with
 //!   a5's own register mapping.
-//! - [`registers`]: one `halResMap` per AICore, at the start of every run.
-//! - [`drivers`]: which drivers this build has (features `sim`, default, and `onboard`).
+//! - [`facts`]: [`FACTS`], a5's limits and codes (max block dim 36; op-timeout 507000 at the
+//!   AICPU stream sync; bounded drain 507046 on a poisoned context): their one home.
+//! - [`registers`]: one `halResMap` per AICore, at the start of every run: a5's `ArchRegisters`,
+//!   used by the device runner and by the seed's naive worker (`RawWorker`).
+//! - [`drivers`]: the drivers this build has (features `sim`, default, and `onboard`), the
+//!   simulated card bound to [`FACTS`]; the crate's one place of feature gates.
+//! - [`entry`]: [`ENTRY`], the facts, runner and naive worker as one value for callers that
+//!   pick the arch at run time.
 //!
 //! Design choices: a5 maps registers per run, so on a poisoned context an unguarded run surfaces
-//! `halResMap` rc=62 first; the guard refuses before that. Max block dim 36. The driver is passed
-//! in (`Arc<dyn Driver>`), so one build serves sim and real cards.
+//! `halResMap` rc=62 first; the guard refuses before that. The driver is passed in
+//! (`Arc<dyn Driver>`), so one build serves sim and real cards. The crate's tests are written once
+//! for both arches in `cardguard-test-support` and run here with a5's expectations
+//! (`tests/common`).
 //!
 //! A force reset needs the card's lease, by type: finalize takes `&DeviceLease`, and there is no
 //! other way to reach `aclrtResetDeviceForce`. This does not compile:
@@ -31,7 +39,11 @@
 //! ```
 
 pub mod drivers;
+pub mod entry;
+pub mod facts;
 pub mod registers;
 pub mod runner;
 
+pub use entry::ENTRY;
+pub use facts::FACTS;
 pub use runner::DeviceRunner;

@@ -2,11 +2,11 @@
 //!
 //! Behind the `onboard` feature and a card number in `ONBOARD_TEST_DEVICE`; every test is ignored
 //! by default so it never passes silently (`cargo test -p platform-a5 --features onboard --test
-//! onboard -- --ignored`). The tests are `platform_common::runner_base::testkit::suites::onboard`,
+//! onboard -- --ignored`). The tests are `cardguard_test_support::suites::onboard`,
 //! run on this arch; each takes the card's lease (blocking, in the host-wide lock directory).
 
 #![cfg(feature = "onboard")]
 
 mod common;
 
-platform_common::arch_runner_tests!(onboard, common::UNDER_TEST);
+cardguard_test_support::arch_runner_tests!(onboard, common::UNDER_TEST);

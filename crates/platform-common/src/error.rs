@@ -7,7 +7,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::driver::DriverCall;
+use crate::call::DriverCall;
 
 /// Which numbering a raw code belongs to: the ACL/runtime space (`aclError`, `rtError_t`), the
 /// HAL driver space (`drvError_t`, e.g. `halResMap` rc 62), or cardguard's own loader space (a

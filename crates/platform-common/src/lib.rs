@@ -1,25 +1,33 @@
 //! Everything arch-independent below the cardguard runner.
 //!
-//! - [`driver`]: the `Driver` trait, the narrow slice of the CANN runtime the runners call.
+//! - [`arch`]: [`Arch`], the shared name of an arch, and [`ArchFacts`], the shape of the facts an
+//!   arch crate states about its arch (their values live in the arch crates, never here).
+//! - [`driver`]: the `Driver` trait, the narrow slice of the CANN runtime the runners call (its
+//!   calls are named by `DriverCall`, in `call`).
 //! - [`error`]: typed errors, the table of codes, classification by type and code.
 //! - [`sim`]: the simulated card (feature `sim`), a real `Driver` that behaves as measured cards did.
 //! - `acl` (feature `onboard`): the CANN `Driver`, its libraries loaded at run time.
 //! - [`lease`]: exclusive, crash-safe per-card leases (`flock`).
 //! - [`timeouts`]: scheduler < op-execute < stream-sync, with their overrides.
-//! - [`kernel`]: the kernel-blob ABI, loader and builder.
-//! - [`reference`]: host references, inputs and argument lists of the built-in kernels.
-//! - [`health`] and [`runner_base`]: the device runner's state machine and shared half.
+//! - [`kernel`]: the kernel-blob ABI and loader (the blobs are built by `build.rs` with the
+//!   `kernel-build` crate).
+//! - [`health`] and [`runner_base`]: the device runner's state machine and shared half, the one
+//!   `ArchRunner` the arch crates instantiate, and the seed's naive `RawWorker`.
 //!
 //! Design choices: errors are `Copy` values over raw codes, named only when shown; the simulator
-//! is always the default so every crate tests without a card; force reset takes a lease by type.
+//! is always the default so every crate tests without a card; force reset takes a lease by type;
+//! no product code here is test code (the test kit, fixtures and helper processes are in
+//! `cardguard-test-support`) and no host reference math (the built-in suite's, in the runner).
+//! This crate never depends on an arch crate: what differs between arches reaches it as data
+//! ([`ArchFacts`], `ArchRegisters`).
 
 pub mod arch;
+mod call;
 pub mod driver;
 pub mod error;
 pub mod health;
 pub mod kernel;
 pub mod lease;
-pub mod reference;
 pub mod runner_base;
 pub mod timeouts;
 
@@ -29,7 +37,7 @@ pub mod sim;
 #[cfg(feature = "onboard")]
 pub mod acl;
 
-pub use arch::Arch;
+pub use arch::{Arch, ArchFacts};
 pub use driver::{DeviceId, Driver};
 pub use error::{Code, DriverError, FailureClass};
 pub use lease::DeviceLease;

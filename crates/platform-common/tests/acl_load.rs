@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use platform_common::acl::fixtures::{compile_c_library, loaded_libc};
+use cardguard_test_support::acl_fixtures::{compile_c_library, loaded_libc};
 use platform_common::acl::{AclConfig, AclDriver, AclLoadError, REQUIRED_SYMBOLS};
 use platform_common::driver::{Driver, DriverCall, DriverKind};
 use platform_common::error::{codes, FailureClass};

@@ -11,8 +11,8 @@ use platform_common::driver::{DriverCall, LaunchOrigin};
 use platform_common::sim::{card_state, SimConfig, SimDriver, SimError};
 use platform_common::timeouts::Timeouts;
 use platform_common::{Arch, Driver};
-use sim_support::Machine;
 use sim_support::Session;
+use sim_support::{facts, Machine};
 
 #[test]
 fn every_driver_call_is_counted_by_its_kind_whatever_its_outcome() {
@@ -68,7 +68,7 @@ fn hal_mem_ctl_reports_the_partial_good_mask() {
 
 #[test]
 fn timeouts_out_of_order_are_refused_by_the_config() {
-    let cfg = SimConfig::new(Arch::A5, "/nonexistent-sim-root");
+    let cfg = SimConfig::new(facts(Arch::A5), "/nonexistent-sim-root");
     let t = |s, o, y| Timeouts {
         scheduler: Duration::from_millis(s),
         op_execute: Duration::from_millis(o),

@@ -29,7 +29,7 @@ struct Agent {
 
 impl Agent {
     fn spawn(m: &Machine, command: &str, card: u32, extra: &[&str]) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_sim-agent"))
+        let mut child = Command::new(cardguard_test_support::bins::sim_agent().unwrap())
             .arg(command)
             .args(["--root", m.cfg.root.to_str().unwrap()])
             .args(["--arch", m.cfg.arch.name()])

@@ -12,7 +12,7 @@ use platform_common::driver::{DriverCall, KernelArg, LaunchOrigin};
 use platform_common::error::codes;
 use platform_common::sim::{card_state, SimConfig, SimDriver};
 use platform_common::{Arch, Driver};
-use sim_support::{bytes_f32, err, f32_bytes, Machine, Session};
+use sim_support::{bytes_f32, err, f32_bytes, facts, Machine, Session};
 
 /// vector_add of `n` elements on `drv`'s current device; returns (a, b, c pointers).
 fn vector_add_args(drv: &SimDriver, n: usize) -> (Vec<f32>, Vec<f32>, [KernelArg; 4]) {
@@ -50,7 +50,7 @@ fn kernels_compute_real_results_on_many_blocks() {
         let k = Session::register(&drv, "vector_add").unwrap();
         let n = 1000;
         let (a, b, args) = vector_add_args(&drv, n);
-        s.run(&drv, k, arch.max_block_dim(), &args, LaunchOrigin::Case)
+        s.run(&drv, k, facts(arch).max_block_dim(), &args, LaunchOrigin::Case)
             .unwrap();
         let c = read_f32(&drv, args[2], n);
         for i in 0..n {
@@ -72,7 +72,7 @@ fn a_hanging_kernel_is_reaped_with_the_arch_op_timeout_code() {
         let e = s.run(&drv, hang, 4, &[], LaunchOrigin::Case).unwrap_err();
         assert_eq!(e.call, DriverCall::SynchronizeStreamWithTimeout, "{arch}");
         assert_eq!(e.code.raw, code, "{arch}: {e}");
-        assert_eq!(arch.op_timeout_code().raw, code);
+        assert_eq!(facts(arch).op_timeout_code().raw, code);
         assert!(
             start.elapsed() >= m.cfg.timeouts.op_execute,
             "{arch}: reaped before the op-execute timeout"
@@ -101,7 +101,10 @@ fn op_timeout_fault_replaces_the_kernel_with_a_hang() {
         let e = s.run(&drv, noop, 1, &[], LaunchOrigin::Case).unwrap_err();
         assert_eq!(
             e,
-            err(DriverCall::SynchronizeStreamWithTimeout, arch.op_timeout_code()),
+            err(
+                DriverCall::SynchronizeStreamWithTimeout,
+                facts(arch).op_timeout_code()
+            ),
             "{arch}"
         );
         let st = card_state(&m.cfg, 2).unwrap();

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use platform_common::driver::{DriverCall, KernelArg, LaunchOrigin};
 use platform_common::error::codes;
 use platform_common::{Arch, Driver};
-use sim_support::{bytes_f32, err, f32_bytes, Machine, Session};
+use sim_support::{bytes_f32, err, f32_bytes, facts, Machine, Session};
 
 /// A failed op without a hang: vector_add with too few arguments returns a bad-args status.
 const BAD_ARGS: [KernelArg; 1] = [KernelArg::Scalar(0)];
@@ -153,7 +153,7 @@ fn the_drain_of_a_poisoned_context_errors_with_the_arch_code() {
         let e = drv.synchronize_device_with_timeout(1000).unwrap_err();
         assert_eq!(e.call, DriverCall::SynchronizeDeviceWithTimeout);
         assert_eq!(e.code.raw, code, "{arch}");
-        assert_eq!(arch.drain_error_code().raw, code);
+        assert_eq!(facts(arch).drain_error_code().raw, code);
         assert!(drv.sticky_error(3).is_some(), "{arch}: the drain clears nothing");
     }
 }
@@ -178,6 +178,6 @@ fn drain_false_negative_reports_success_on_a_poisoned_context() {
         let noop4 = Session::register(&drv, "noop").unwrap();
         s4.launch(&drv, noop4, 1, &[], LaunchOrigin::Case).unwrap_err();
         let e = drv.synchronize_device_with_timeout(1000).unwrap_err();
-        assert_eq!(e.code, arch.drain_error_code(), "{arch}");
+        assert_eq!(e.code, facts(arch).drain_error_code(), "{arch}");
     }
 }

@@ -129,7 +129,7 @@ fn dispatch_main(cli: &Cli, suite: &Suite) -> Result<ExitCode, String> {
     )
     .map_err(|e| error_chain(&e))?;
     let devices: Vec<u32> = leases.iter().map(|l| l.card()).collect();
-    start_platform_run(&info, &devices, faults.as_ref())?;
+    start_platform_run(cli, &info, &devices, faults.as_ref())?;
     let report_dir = cli
         .report_dir
         .clone()
@@ -178,66 +178,18 @@ fn print_list(suite: &Suite, selection: &Selection) {
 
 /// The fault plan: `--faults`, else `ONBOARD_SIM_FAULTS`; checked against the card count.
 fn fault_plan(cli: &Cli, info: &PlatformInfo) -> Result<Option<String>, String> {
-    let text = match &cli.faults {
-        Some(t) => Some(t.clone()),
-        None => std::env::var(platform_common::sim::ENV_SIM_FAULTS).ok(),
-    };
-    let Some(text) = text.filter(|t| !t.trim().is_empty()) else {
-        return Ok(None);
-    };
-    platform_common::sim::FaultPlan::parse_for_cards(&text, info.cards)
-        .map_err(|e| format!("--faults: {e}"))?;
-    Ok(Some(text))
+    platform::fault_plan(cli.faults.as_deref(), info.cards)
 }
 
-/// On sim: install the plan and zero the counters of the run's cards.
-fn start_platform_run(info: &PlatformInfo, devices: &[u32], faults: Option<&String>) -> Result<(), String> {
-    #[cfg(feature = "onboard")]
-    if info.platform == Platform::Onboard {
-        return start_acl_run(devices, faults);
-    }
-    start_sim_run(info, devices, faults)
-}
-
-#[cfg(feature = "sim")]
-fn start_sim_run(info: &PlatformInfo, devices: &[u32], faults: Option<&String>) -> Result<(), String> {
-    let Some(sim) = &info.sim else { return Ok(()) };
-    let plan = match faults {
-        Some(t) => {
-            platform_common::sim::FaultPlan::parse_for_cards(t, info.cards).map_err(|e| e.to_string())?
-        }
-        None => platform_common::sim::FaultPlan::default(),
-    };
-    platform_common::sim::start_run(sim, devices, &plan).map_err(|e| format!("cannot start the sim run: {e}"))
-}
-
-/// Without the simulator compiled in, no platform has a sim run to start.
-#[cfg(not(feature = "sim"))]
-fn start_sim_run(_info: &PlatformInfo, _devices: &[u32], _faults: Option<&String>) -> Result<(), String> {
-    Ok(())
-}
-
-/// On onboard: the simulated CANN library (`libsim_acl.so`) installs the plan and zeroes the
-/// counters through its `cgSimStartRun` extension; a real CANN has none, and then a plan is an error.
-#[cfg(feature = "onboard")]
-fn start_acl_run(devices: &[u32], faults: Option<&String>) -> Result<(), String> {
-    let driver =
-        platform_common::acl::AclDriver::load_default().map_err(|e| format!("--platform onboard: {e}"))?;
-    match driver.start_sim_run(devices, faults.map(String::as_str)) {
-        Ok(true) => Ok(()),
-        Ok(false) if faults.is_some() => Err(format!(
-            "--faults: the loaded CANN ({}) cannot inject faults; fault plans need the simulated \
-             library libsim_acl.so in ONBOARD_ACL_LIB",
-            driver
-                .libraries()
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )),
-        Ok(false) => Ok(()),
-        Err(e) => Err(format!("cannot start the simulated run: {e}")),
-    }
+/// On sim: install the plan and zero the counters of the run's cards (on onboard, through
+/// `libsim_acl.so`).
+fn start_platform_run(
+    cli: &Cli,
+    info: &PlatformInfo,
+    devices: &[u32],
+    faults: Option<&String>,
+) -> Result<(), String> {
+    platform::start_run(info, cli.arch, devices, faults)
 }
 
 fn lane_command(cli: &Cli, info: &PlatformInfo, faults: Option<&String>) -> Result<LaneCommand, String> {
@@ -261,12 +213,7 @@ fn lane_command(cli: &Cli, info: &PlatformInfo, faults: Option<&String>) -> Resu
     let mut env = Vec::new();
     if info.platform == Platform::Onboard {
         // The CANN-ABI simulator library reads its plan from the environment.
-        if let Some(f) = faults {
-            env.push((
-                OsString::from(platform_common::sim::ENV_SIM_FAULTS),
-                OsString::from(f),
-            ));
-        }
+        env.extend(platform::lane_fault_env(faults));
         // The arch libsim_acl.so simulates (real CANN ignores the variable).
         env.push((
             OsString::from("ONBOARD_SIM_ARCH"),

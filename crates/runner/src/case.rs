@@ -12,7 +12,7 @@
 //!   own, built after the pooled one is closed);
 //! - a case has a name, an [`ArchFilter`], the kernels it registers, a device count, a fixed seed
 //!   and a [`Body`]: real device work ([`Body::Compute`]: an input generator and golden reference
-//!   with tolerances, built from `platform_common::reference`'s [`KernelCase`] constructors), no device work at all ([`Body::Trivial`], the runner's own cost in the
+//!   with tolerances, built from `crate::suite::reference`'s [`KernelCase`] constructors), no device work at all ([`Body::Trivial`], the runner's own cost in the
 //!   benchmark), or a launch that must fail with the arch's op-timeout ([`Body::ExpectOpTimeout`]).
 //!
 //! This module owns the declarations and their validation; it never runs anything.
@@ -21,7 +21,7 @@ use std::collections::HashSet;
 use std::fmt;
 use std::sync::Arc;
 
-use platform_common::reference::KernelCase;
+use crate::suite::reference::KernelCase;
 use platform_common::Arch;
 
 /// A runtime: the key of the chip-worker pool. Cases of one runtime share a pooled worker on a card.
@@ -108,7 +108,7 @@ pub struct Tolerance {
 }
 
 /// What a generator returns: the launches of one case ([`KernelCase`]s from
-/// `platform_common::reference`: kernel, block dim, host args, expected f32 outputs), run in
+/// `crate::suite::reference`: kernel, block dim, host args, expected f32 outputs), run in
 /// order on one worker, each checked against its goldens.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Workload {
@@ -134,7 +134,7 @@ pub type Generator = Arc<dyn Fn(Arch, u64) -> Workload + Send + Sync>;
 
 /// A case that launches a kernel that must hit the AICore op-timeout (the `AicoreOpTimeout`
 /// class). It passes when the run fails with the arch's op-timeout code
-/// ([`Arch::op_timeout_code`]) before the configured stream-sync timeout plus 5 s, and the
+/// (its arch crate's `FACTS.op_timeout`) before the configured stream-sync timeout plus 5 s, and the
 /// worker's `close` (finalize: force reset and probe) returns before three reset attempts' worth
 /// of configured timeouts plus 5 s. These are liveness bounds, generous on purpose.
 #[derive(Debug, Clone, PartialEq, Eq)]

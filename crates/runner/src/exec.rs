@@ -164,7 +164,7 @@ pub fn judge_op_timeout(
     result: Result<(), RunError>,
     ran_for: Duration,
 ) -> CaseRun {
-    let want = arch.op_timeout_code();
+    let want = crate::platform::arch_entry(arch).facts.op_timeout_code();
     let bound = run_bound(timeouts);
     match result {
         Ok(()) => CaseRun::failed(ErrorReport::new(

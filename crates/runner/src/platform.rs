@@ -1,16 +1,26 @@
 //! Which cards a run drives: simulated (`sim`) or real through CANN (`onboard`), and what each
-//! needs: the driver, the timeouts, how many cards there are, where their leases live.
+//! needs: the driver, the timeouts, how many cards there are, where their leases live, and the
+//! start of a run (the fault plan installed on simulated cards).
 //!
-//! This module owns the choice of driver at run time (both are compiled when both features are on)
-//! and turns every bad setting into a typed, one-line error. It never runs a case.
+//! This module owns the choice of driver at run time (both are compiled when both features are
+//! on) and turns every bad setting into a typed, one-line error. It gets every arch-specific
+//! thing from the arch crates: [`arch_entry`] (facts, device runner, naive worker) and each arch
+//! crate's `drivers` module (the simulated machine of that arch, the CANN driver for its cards);
+//! this is the one place the runner maps an [`Arch`] to its crate. The arch-neutral parts (the
+//! driver and error types, the fault-plan grammar, starting a sim run) are named from
+//! `platform-common`. The runner's features are gated here only,
+//! in one `cfg_if!`: a build without `sim` or without `onboard` answers the other platform with
+//! [`PlatformError::NotCompiled`]. It never runs a case.
 
+use std::ffi::OsString;
 use std::sync::Arc;
 
 use platform_common::driver::DriverInfo;
 use platform_common::kernel::{KernelBlob, KernelError};
 use platform_common::lease::LeaseConfig;
+use platform_common::runner_base::ArchEntry;
 use platform_common::timeouts::{TimeoutError, Timeouts};
-use platform_common::{Arch, Driver};
+use platform_common::{Arch, DeviceId, Driver};
 
 use crate::report::model::Platform;
 
@@ -18,6 +28,15 @@ use crate::report::model::Platform;
 pub const ENV_CARDS: &str = "ONBOARD_CARDS";
 /// Real cards assumed when [`ENV_CARDS`] is not set.
 pub const DEFAULT_REAL_CARDS: u32 = 8;
+
+/// The arch crate's entry points of `arch` (`platform_a5::ENTRY`, `platform_a2a3::ENTRY`): its
+/// facts (block-dim limit, op-timeout code), its device runner and its naive worker.
+pub fn arch_entry(arch: Arch) -> ArchEntry {
+    match arch {
+        Arch::A5 => platform_a5::ENTRY,
+        Arch::A2a3 => platform_a2a3::ENTRY,
+    }
+}
 
 /// A platform that cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -67,79 +86,12 @@ pub struct PlatformInfo {
     pub sim: Option<platform_common::sim::SimConfig>,
 }
 
-/// The default platform: `onboard` when CANN is found (and compiled in), else `sim`.
-pub fn default_platform() -> Platform {
-    #[cfg(feature = "onboard")]
-    {
-        let found = platform_common::acl::AclConfig::from_env()
-            .and_then(|c| c.resolve())
-            .is_ok();
-        if found {
-            return Platform::Onboard;
-        }
-    }
-    Platform::Sim
-}
-
 /// Reads the settings of `platform` for `arch` from the environment, checking every value.
 pub fn info(platform: Platform, arch: Arch) -> Result<PlatformInfo, PlatformError> {
     match platform {
         Platform::Sim => sim_info(arch),
-        Platform::Onboard => onboard_info(),
+        Platform::Onboard => onboard_info(arch),
     }
-}
-
-#[cfg(feature = "sim")]
-fn sim_info(arch: Arch) -> Result<PlatformInfo, PlatformError> {
-    let cfg = platform_common::sim::SimConfig::from_env(arch)?;
-    Ok(PlatformInfo {
-        platform: Platform::Sim,
-        driver: DriverInfo {
-            kind: platform_common::driver::DriverKind::Sim,
-            library: None,
-        },
-        cards: cfg.cards,
-        leases: LeaseConfig::sim_default(),
-        timeouts: cfg.timeouts,
-        sim: Some(cfg),
-    })
-}
-
-#[cfg(not(feature = "sim"))]
-fn sim_info(_arch: Arch) -> Result<PlatformInfo, PlatformError> {
-    Err(PlatformError::NotCompiled("sim"))
-}
-
-#[cfg(feature = "onboard")]
-fn onboard_info() -> Result<PlatformInfo, PlatformError> {
-    use platform_common::timeouts::TimeoutProfile;
-    let driver = platform_common::acl::AclDriver::load_default()?;
-    let cards = match std::env::var(ENV_CARDS) {
-        Err(_) => DEFAULT_REAL_CARDS,
-        Ok(v) => match v.trim().parse::<u32>() {
-            Ok(n) if n > 0 => n,
-            _ => {
-                return Err(PlatformError::Cards {
-                    var: ENV_CARDS,
-                    value: v,
-                })
-            }
-        },
-    };
-    Ok(PlatformInfo {
-        platform: Platform::Onboard,
-        driver: driver.info(),
-        cards,
-        leases: LeaseConfig::real_default(),
-        timeouts: Timeouts::from_env(TimeoutProfile::Real)?,
-        #[cfg(feature = "sim")]
-        sim: None,
-    })
-}
-
-#[cfg(not(feature = "onboard"))]
-fn onboard_info() -> Result<PlatformInfo, PlatformError> {
-    Err(PlatformError::NotCompiled("onboard"))
 }
 
 /// A lane's driver and probe kernel for `platform`.
@@ -149,29 +101,201 @@ pub fn open_driver(
 ) -> Result<(Arc<dyn Driver>, Option<KernelBlob>), PlatformError> {
     match platform {
         Platform::Sim => open_sim(arch),
-        Platform::Onboard => open_acl(),
+        Platform::Onboard => open_acl(arch),
     }
 }
 
-#[cfg(feature = "sim")]
-fn open_sim(arch: Arch) -> Result<(Arc<dyn Driver>, Option<KernelBlob>), PlatformError> {
-    let cfg = platform_common::sim::SimConfig::from_env(arch)?;
-    let probe = platform_common::kernel::load_builtin(arch, "noop").map_err(PlatformError::ProbeKernel)?;
-    Ok((Arc::new(platform_common::sim::SimDriver::new(cfg)), Some(probe)))
+/// Starts a run on `devices`: on sim, installs the plan and zeroes the cards' counters; on
+/// onboard, the same through `libsim_acl.so`'s `cgSimStartRun` extension (a real CANN has none,
+/// and then a plan is an error). The error is one line.
+pub fn start_run(
+    info: &PlatformInfo,
+    arch: Arch,
+    devices: &[DeviceId],
+    faults: Option<&String>,
+) -> Result<(), String> {
+    match info.platform {
+        Platform::Onboard => start_acl_run(arch, devices, faults),
+        Platform::Sim => start_sim_run(info, devices, faults),
+    }
 }
 
-#[cfg(not(feature = "sim"))]
-fn open_sim(_arch: Arch) -> Result<(Arc<dyn Driver>, Option<KernelBlob>), PlatformError> {
-    Err(PlatformError::NotCompiled("sim"))
+cfg_if::cfg_if! {
+    if #[cfg(feature = "sim")] {
+        use platform_common::sim::{FaultPlan, SimConfig, SimDriver, ENV_SIM_FAULTS};
+
+        /// The simulated machine of `arch`, from the environment, through its arch crate.
+        fn sim_config(arch: Arch) -> Result<SimConfig, PlatformError> {
+            Ok(match arch {
+                Arch::A5 => platform_a5::drivers::sim_config_from_env()?,
+                Arch::A2a3 => platform_a2a3::drivers::sim_config_from_env()?,
+            })
+        }
+
+        fn sim_info(arch: Arch) -> Result<PlatformInfo, PlatformError> {
+            let cfg = sim_config(arch)?;
+            Ok(PlatformInfo {
+                platform: Platform::Sim,
+                driver: DriverInfo {
+                    kind: platform_common::driver::DriverKind::Sim,
+                    library: None,
+                },
+                cards: cfg.cards,
+                leases: LeaseConfig::sim_default(),
+                timeouts: cfg.timeouts,
+                sim: Some(cfg),
+            })
+        }
+
+        fn open_sim(arch: Arch) -> Result<(Arc<dyn Driver>, Option<KernelBlob>), PlatformError> {
+            let cfg = sim_config(arch)?;
+            let probe = platform_common::kernel::load_builtin(arch, "noop").map_err(PlatformError::ProbeKernel)?;
+            Ok((Arc::new(SimDriver::new(cfg)), Some(probe)))
+        }
+
+        /// The fault plan: `faults` (`--faults`), else `ONBOARD_SIM_FAULTS`; checked against the
+        /// card count (a bad rule is a usage error quoting it).
+        pub fn fault_plan(faults: Option<&str>, cards: u32) -> Result<Option<String>, String> {
+            let text = match faults {
+                Some(t) => Some(t.to_owned()),
+                None => std::env::var(ENV_SIM_FAULTS).ok(),
+            };
+            let Some(text) = text.filter(|t| !t.trim().is_empty()) else {
+                return Ok(None);
+            };
+            FaultPlan::parse_for_cards(&text, cards).map_err(|e| format!("--faults: {e}"))?;
+            Ok(Some(text))
+        }
+
+        /// What a lane on `onboard` gets in its environment for `libsim_acl.so`: the plan.
+        pub fn lane_fault_env(faults: Option<&String>) -> Vec<(OsString, OsString)> {
+            faults
+                .map(|f| (OsString::from(ENV_SIM_FAULTS), OsString::from(f)))
+                .into_iter()
+                .collect()
+        }
+
+        fn start_sim_run(info: &PlatformInfo, devices: &[DeviceId], faults: Option<&String>) -> Result<(), String> {
+            let Some(sim) = &info.sim else { return Ok(()) };
+            let plan = match faults {
+                Some(t) => FaultPlan::parse_for_cards(t, info.cards).map_err(|e| e.to_string())?,
+                None => FaultPlan::default(),
+            };
+            platform_common::sim::start_run(sim, devices, &plan)
+                .map_err(|e| format!("cannot start the sim run: {e}"))
+        }
+    } else {
+        fn sim_info(_arch: Arch) -> Result<PlatformInfo, PlatformError> {
+            Err(PlatformError::NotCompiled("sim"))
+        }
+
+        fn open_sim(_arch: Arch) -> Result<(Arc<dyn Driver>, Option<KernelBlob>), PlatformError> {
+            Err(PlatformError::NotCompiled("sim"))
+        }
+
+        /// Without the simulator the plan cannot be checked here: it is handed as given to
+        /// `libsim_acl.so`, which checks it when the run starts (and without `--faults` reads its
+        /// own `ONBOARD_SIM_FAULTS`).
+        pub fn fault_plan(faults: Option<&str>, _cards: u32) -> Result<Option<String>, String> {
+            Ok(faults.filter(|t| !t.trim().is_empty()).map(str::to_owned))
+        }
+
+        /// Lanes inherit the environment, and `libsim_acl.so` gets the plan when the run starts.
+        pub fn lane_fault_env(_faults: Option<&String>) -> Vec<(OsString, OsString)> {
+            Vec::new()
+        }
+
+        /// Without the simulator compiled in, no platform has a sim run to start.
+        fn start_sim_run(_info: &PlatformInfo, _devices: &[DeviceId], _faults: Option<&String>) -> Result<(), String> {
+            Ok(())
+        }
+    }
 }
 
-#[cfg(feature = "onboard")]
-fn open_acl() -> Result<(Arc<dyn Driver>, Option<KernelBlob>), PlatformError> {
-    let driver = platform_common::acl::AclDriver::load_default()?;
-    Ok((Arc::new(driver), None))
-}
+cfg_if::cfg_if! {
+    if #[cfg(feature = "onboard")] {
+        use platform_common::acl::{AclConfig, AclDriver};
 
-#[cfg(not(feature = "onboard"))]
-fn open_acl() -> Result<(Arc<dyn Driver>, Option<KernelBlob>), PlatformError> {
-    Err(PlatformError::NotCompiled("onboard"))
+        /// The CANN driver for `arch`'s cards, through its arch crate.
+        fn onboard_driver(arch: Arch) -> Result<AclDriver, PlatformError> {
+            Ok(match arch {
+                Arch::A5 => platform_a5::drivers::onboard_driver()?,
+                Arch::A2a3 => platform_a2a3::drivers::onboard_driver()?,
+            })
+        }
+
+        /// The default platform: `onboard` when CANN is found (on the search path the CANN
+        /// driver uses, whatever the arch), else `sim`.
+        pub fn default_platform() -> Platform {
+            let found = AclConfig::from_env()
+                .and_then(|c| c.resolve())
+                .is_ok();
+            if found {
+                Platform::Onboard
+            } else {
+                Platform::Sim
+            }
+        }
+
+        fn onboard_info(arch: Arch) -> Result<PlatformInfo, PlatformError> {
+            use platform_common::timeouts::TimeoutProfile;
+            let driver = onboard_driver(arch)?;
+            let cards = match std::env::var(ENV_CARDS) {
+                Err(_) => DEFAULT_REAL_CARDS,
+                Ok(v) => match v.trim().parse::<u32>() {
+                    Ok(n) if n > 0 => n,
+                    _ => return Err(PlatformError::Cards { var: ENV_CARDS, value: v }),
+                },
+            };
+            Ok(PlatformInfo {
+                platform: Platform::Onboard,
+                driver: driver.info(),
+                cards,
+                leases: LeaseConfig::real_default(),
+                timeouts: Timeouts::from_env(TimeoutProfile::Real)?,
+                #[cfg(feature = "sim")]
+                sim: None,
+            })
+        }
+
+        fn open_acl(arch: Arch) -> Result<(Arc<dyn Driver>, Option<KernelBlob>), PlatformError> {
+            Ok((Arc::new(onboard_driver(arch)?), None))
+        }
+
+        fn start_acl_run(arch: Arch, devices: &[DeviceId], faults: Option<&String>) -> Result<(), String> {
+            let driver = onboard_driver(arch).map_err(|e| e.to_string())?;
+            match driver.start_sim_run(devices, faults.map(String::as_str)) {
+                Ok(true) => Ok(()),
+                Ok(false) if faults.is_some() => Err(format!(
+                    "--faults: the loaded CANN ({}) cannot inject faults; fault plans need the simulated \
+                     library libsim_acl.so in ONBOARD_ACL_LIB",
+                    driver
+                        .libraries()
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )),
+                Ok(false) => Ok(()),
+                Err(e) => Err(format!("cannot start the simulated run: {e}")),
+            }
+        }
+    } else {
+        /// The default platform: `sim` (no CANN driver in this build).
+        pub fn default_platform() -> Platform {
+            Platform::Sim
+        }
+
+        fn onboard_info(_arch: Arch) -> Result<PlatformInfo, PlatformError> {
+            Err(PlatformError::NotCompiled("onboard"))
+        }
+
+        fn open_acl(_arch: Arch) -> Result<(Arc<dyn Driver>, Option<KernelBlob>), PlatformError> {
+            Err(PlatformError::NotCompiled("onboard"))
+        }
+
+        fn start_acl_run(_arch: Arch, _devices: &[DeviceId], _faults: Option<&String>) -> Result<(), String> {
+            Err(PlatformError::NotCompiled("onboard").to_string())
+        }
+    }
 }

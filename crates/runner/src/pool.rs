@@ -91,7 +91,7 @@ mod tests {
 
     use platform_common::kernel::load_builtin;
     use platform_common::lease::LeaseConfig;
-    use platform_common::sim::{start_run, FaultPlan, SimConfig, SimDriver};
+    use platform_common::sim::{start_run, FaultPlan, SimDriver};
     use platform_common::{Arch, FailureClass};
 
     use super::*;
@@ -103,7 +103,7 @@ mod tests {
     /// One simulated card with `plan`, its lease and a worker environment.
     fn card(plan: &str) -> (tempfile::TempDir, WorkerEnv, DeviceLease) {
         let dir = tempfile::tempdir().unwrap();
-        let cfg = SimConfig::new(Arch::A5, dir.path().join("sim")).with_cards(1);
+        let cfg = platform_a5::drivers::sim_config(dir.path().join("sim")).with_cards(1);
         let plan = FaultPlan::parse_for_cards(plan, 1).unwrap();
         start_run(&cfg, &[0], &plan).unwrap();
         let locks = LeaseConfig {

@@ -1,6 +1,7 @@
 //! `ChipWorker`: one initialised device runner for a (runtime, card), with its kernels.
 //!
-//! A worker is built by [`ChipWorker::init`] (the arch's `DeviceRunner::init`), registers the
+//! A worker is built by [`ChipWorker::init`] (the arch crate's `DeviceRunner::init`, through
+//! [`crate::platform::arch_entry`]), registers the
 //! kernels a case needs on first use, runs requests, and ends with [`ChipWorker::close`] (=
 //! `finalize`, which force-resets a card whose runner is marked unusable). This module owns that
 //! lifecycle and the kernel blob cache of a process. It never decides when a worker is retired
@@ -132,10 +133,7 @@ impl ChipWorker {
             probe_kernel: env.probe_kernel.clone(),
             events: env.events.clone(),
         };
-        let runner: Box<dyn runner_base::DeviceRunner> = match env.arch {
-            Arch::A5 => Box::new(platform_a5::DeviceRunner::init(env.driver.clone(), cfg)?),
-            Arch::A2a3 => Box::new(platform_a2a3::DeviceRunner::init(env.driver.clone(), cfg)?),
-        };
+        let runner = (crate::platform::arch_entry(env.arch).init_runner)(env.driver.clone(), cfg)?;
         tracing::debug!(device = env.device, runtime = %runtime, "chip worker ready");
         Ok(Self {
             runtime: runtime.clone(),

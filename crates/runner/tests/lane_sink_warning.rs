@@ -11,14 +11,14 @@ use std::process::Stdio;
 
 use common::*;
 use platform_common::lease::LeaseConfig;
-use platform_common::sim::{start_run, FaultPlan, SimConfig};
-use platform_common::{Arch, DeviceLease};
+use platform_common::sim::{start_run, FaultPlan};
+use platform_common::DeviceLease;
 use runner::protocol::{FromLane, ToLane, EXIT_NEEDS_FRESH_PROCESS};
 
 #[test]
 fn an_unwritable_sink_warns_and_the_lane_still_escalates() {
     let sb = Sandbox::new();
-    let cfg = SimConfig::new(Arch::A5, sb.sim_root()).with_cards(sb.cards);
+    let cfg = platform_a5::drivers::sim_config(sb.sim_root()).with_cards(sb.cards);
     start_run(
         &cfg,
         &[0],

@@ -4,7 +4,7 @@
 //! the same plan, and the report names the acl driver and the library it loaded. A missing, wrong
 //! or incomplete library stops the run at once with exit 2 and one line naming what is wrong.
 //!
-//! The library is built by `sim_acl::locate::built_library` (a `cargo build -p sim-acl` in this
+//! The library is built by `cardguard_test_support::locate::built_library` (a `cargo build -p sim-acl` in this
 //! test binary's target directory); every setting reaches the suite binary through its own
 //! environment, never this process's.
 
@@ -14,8 +14,8 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use cardguard_test_support::acl_fixtures::{compile_c_library, loaded_libc};
 use common::*;
-use platform_common::acl::fixtures::{compile_c_library, loaded_libc};
 use platform_common::driver::DriverKind;
 use runner::report::model::{Platform, RunReport};
 
@@ -27,7 +27,7 @@ const TIMEOUTS: [(&str, &str); 3] = [
 ];
 
 fn sim_acl() -> PathBuf {
-    sim_acl::locate::built_library().unwrap()
+    cardguard_test_support::locate::built_library().unwrap()
 }
 
 /// The suite binary for `arch` on `platform`, in the sandbox, with the shared timeouts, the acl

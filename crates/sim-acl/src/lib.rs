@@ -7,12 +7,14 @@
 //! - `exports_ext`: cardguard's optional `cgSim*` extensions (launch origin and argument roles;
 //!   starting a run with a fault plan).
 //! - `abi`: the shared rules of every export: no panic crosses the ABI, results become raw codes.
-//! - `state`: the process-global [`platform_common::sim::SimDriver`] and its settings.
+//! - `state`: the process-global [`platform_common::sim::SimDriver`] and its settings (the arch's
+//!   facts from its arch crate, `ONBOARD_SIM_ARCH` picking which).
 //! - `settings`: the variables it reads, from the process environment or a file beside the
 //!   library (`libsim_acl.so.env`), which wins.
 //! - `blob`: kernel binaries received as bytes, loaded from a memory file.
-//! - [`locate`]: for tests of other crates (rlib only): build and find the `.so`, make instances.
-//! - [`containment`]: the seed's measurements through the library, as comparable views.
+//! - [`settings`] is public (rlib) so that tests can give a copy of the library its own settings
+//!   file; building, finding and loading copies of the `.so` for tests is `cardguard-test-support`'s
+//!   (`locate`), and so are the seed's measurements through it (`containment`).
 //!
 //! Design choices: one process-global driver, as CANN has one runtime per process (a copy of the
 //! library under another file name is another "process": tests use this to run several in one
@@ -24,11 +26,9 @@
 
 mod abi;
 mod blob;
-pub mod containment;
 mod exports_acl;
 mod exports_ext;
 mod exports_hal;
 mod exports_rt;
-pub mod locate;
 pub mod settings;
 mod state;

@@ -12,7 +12,7 @@ use platform_common::driver::LaunchOrigin;
 use platform_common::lease::LeaseConfig;
 use platform_common::sim::{CurrentDevice, SimConfig, SimDriver, ENV_SIM_CARDS, ENV_SIM_ROOT};
 use platform_common::timeouts::{TimeoutProfile, Timeouts};
-use platform_common::Arch;
+use platform_common::{Arch, ArchFacts};
 
 use crate::settings::{Settings, ENV_SIM_ARCH};
 
@@ -47,6 +47,14 @@ pub(crate) fn sim() -> Option<&'static Sim> {
     }
 }
 
+/// The facts of the arch the library simulates, as its arch crate states them.
+fn arch_facts(arch: Arch) -> ArchFacts {
+    match arch {
+        Arch::A5 => platform_a5::FACTS,
+        Arch::A2a3 => platform_a2a3::FACTS,
+    }
+}
+
 fn build() -> Result<Sim, String> {
     let settings = Settings::load()?;
     init_logging(&settings);
@@ -57,11 +65,12 @@ fn build() -> Result<Sim, String> {
             .parse::<Arch>()
             .map_err(|e| format!("{ENV_SIM_ARCH}: {e}"))?,
     };
+    let facts = arch_facts(arch);
     let root = match settings.get(ENV_SIM_ROOT).filter(|r| !r.trim().is_empty()) {
         Some(r) => PathBuf::from(r),
-        None => SimConfig::from_env(arch).map_err(|e| e.to_string())?.root,
+        None => SimConfig::from_env(facts).map_err(|e| e.to_string())?.root,
     };
-    let mut cfg = SimConfig::new(arch, root);
+    let mut cfg = SimConfig::new(facts, root);
     if let Some(v) = settings.get(ENV_SIM_CARDS) {
         cfg.cards = match v.trim().parse::<u32>() {
             Ok(n) if n > 0 => n,

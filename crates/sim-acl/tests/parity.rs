@@ -10,10 +10,10 @@ use platform_common::driver::{AicpuTask, DeviceId, Driver, KernelArg, LaunchOrig
 use platform_common::error::codes;
 use platform_common::kernel::{built_blob_dir, load_named};
 use platform_common::lease::{DeviceLease, LeaseConfig};
-use platform_common::reference::{vector_add_case, HostArg, KernelCase};
 use platform_common::sim::{start_run, FaultPlan, SimConfig, SimDriver};
 use platform_common::timeouts::Timeouts;
 use platform_common::{Arch, DriverError};
+use runner::suite::reference::{vector_add_case, HostArg, KernelCase};
 
 const CARD: DeviceId = 3;
 
@@ -113,7 +113,7 @@ fn script(d: &dyn Driver, arch: Arch, lease: &DeviceLease) -> Vec<String> {
     log.push(format!("res map: {:?}", d.hal_res_map(CARD, 1)));
     log.push(format!("mem ctl: {:?}", d.hal_mem_ctl(CARD)));
     run_case(d, &vector_add_case(1000, 4, 11), arch, &mut log);
-    run_case(d, &platform_common::reference::hang_case(1), arch, &mut log);
+    run_case(d, &runner::suite::reference::hang_case(1), arch, &mut log);
     log.push(format!("sticky res map: {:?}", d.hal_res_map(CARD, 0)));
     log.push(format!("sticky malloc: {}", show(&d.malloc(64))));
     log.push(format!("sticky stream: {}", show(&d.create_stream())));
@@ -142,7 +142,7 @@ struct Machine {
 
 fn machine(arch: Arch) -> Machine {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = SimConfig::new(arch, dir.path().join("sim"))
+    let cfg = SimConfig::new(cardguard_test_support::entry(arch).facts, dir.path().join("sim"))
         .with_timeouts(fast())
         .unwrap();
     let locks = LeaseConfig {
@@ -166,7 +166,7 @@ fn both(arch: Arch, plan: &str) -> (Vec<String>, Vec<String>) {
     let acl = machine(arch);
     let libs = acl.cfg.root.parent().unwrap().join("libs");
     std::fs::create_dir_all(&libs).unwrap();
-    let driver = sim_acl::locate::acl_process(&libs, &acl.cfg).unwrap();
+    let driver = cardguard_test_support::locate::acl_process(&libs, &acl.cfg).unwrap();
     assert!(
         driver.start_sim_run(&[CARD], Some(plan)).unwrap(),
         "no cgSimStartRun"

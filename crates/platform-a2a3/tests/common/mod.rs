@@ -1,18 +1,15 @@
 //! a2a3 as the shared tests see it: its runner and what the seed measured on it. The tests
-//! themselves are written once, for both arches, in `platform_common::runner_base::testkit::suites`;
+//! themselves are written once, for both arches, in `cardguard_test_support::suites`;
 //! the arch's expectations live here, so a difference between the arches is visible in one place.
 
+use cardguard_test_support::suites::ArchUnderTest;
 use platform_common::driver::DriverCall;
 use platform_common::error::codes;
-use platform_common::runner_base::testkit::suites::ArchUnderTest;
-use platform_common::{Arch, DriverError};
+use platform_common::DriverError;
 
 /// a2a3 under test.
 pub const UNDER_TEST: ArchUnderTest = ArchUnderTest {
-    arch: Arch::A2a3,
-    factory: platform_a2a3::DeviceRunner::init_boxed,
-    // The "other process" of the cross-process rows (built with the feature `sim`).
-    helper: option_env!("CARGO_BIN_EXE_a2a3-sim-helper"),
+    entry: platform_a2a3::ENTRY,
     // The op-timeout as a2a3 reports it: 507018 at the AICPU stream sync.
     op_timeout: DriverError::new(
         DriverCall::SynchronizeStreamWithTimeout,

@@ -1,6 +1,6 @@
 //! Where the `acl` driver finds its libraries.
 //!
-//! This file owns [`AclConfig`], the search path and the variables it reads. It never opens a
+//! This file owns [`AclConfig`] and the search path; it reads the variables `names` names. It never opens a
 //! file: it only turns settings into the list of files to load ([`AclConfig::resolve`]).
 //!
 //! Order of precedence: `ONBOARD_ACL_LIB` (a `:`-separated list of files, loaded in that order),
@@ -13,13 +13,7 @@
 use std::path::{Path, PathBuf};
 
 use super::error::AclLoadError;
-
-/// A `:`-separated list of library files to load instead of searching; wins over everything.
-pub const ENV_ACL_LIB: &str = "ONBOARD_ACL_LIB";
-/// The CANN install in use, as CANN's `set_env.sh` sets it (e.g. `.../ascend-toolkit/latest`).
-pub const ENV_ASCEND_HOME: &str = "ASCEND_HOME_PATH";
-/// The toolkit install, as older CANN `set_env.sh` scripts set it.
-pub const ENV_TOOLKIT_HOME: &str = "ASCEND_TOOLKIT_HOME";
+use super::names::{join, ENV_ACL_LIB, ENV_ASCEND_HOME, ENV_TOOLKIT_HOME};
 
 /// The ACL library: the one file that must be found.
 pub const LIB_ACL: &str = "libascendcl.so";
@@ -136,15 +130,6 @@ impl AclConfig {
             LibrarySource::Search(d) => format!("search path {}", join(d)),
         }
     }
-}
-
-/// `a, b, c` of paths.
-pub(crate) fn join(paths: &[PathBuf]) -> String {
-    paths
-        .iter()
-        .map(|p| p.display().to_string())
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// The directories searched when `ONBOARD_ACL_LIB` is unset, in order, without duplicates.

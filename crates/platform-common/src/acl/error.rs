@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use super::config::{join, ENV_ACL_LIB, ENV_ASCEND_HOME};
+use super::names::{join, ENV_ACL_LIB, ENV_ASCEND_HOME};
 use crate::error::{Code, FailureClass};
 
 /// The `acl` driver's libraries could not be found, opened, or are not a CANN runtime.

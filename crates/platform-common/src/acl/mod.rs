@@ -4,6 +4,7 @@
 //!   the types, constants and one `PFN_*` function-pointer type per call. No `extern` block, so
 //!   nothing links against CANN and `--features onboard` builds without it.
 //! - [`config`]: where the libraries are: `ONBOARD_ACL_LIB` (files) or the CANN install prefixes.
+//! - `names`: the variables it reads and how messages list paths (shared by `config` and `error`).
 //! - `library`: opening the libraries with `libloading` and looking a symbol up across all of them.
 //! - `symbols`: one lazily filled `OnceLock` per symbol; an absent symbol is `None`, never a panic.
 //! - `result`: raw `aclError` / `rtError_t` / `drvError_t` to typed [`crate::DriverError`].
@@ -21,14 +22,15 @@ pub mod bindings;
 pub mod config;
 pub mod driver;
 pub mod error;
-pub mod fixtures;
 #[cfg(feature = "sim")]
 mod introspect;
 mod library;
+mod names;
 mod result;
 mod symbols;
 
-pub use config::{AclConfig, LibrarySource, ENV_ACL_LIB, ENV_ASCEND_HOME, ENV_TOOLKIT_HOME};
+pub use config::{AclConfig, LibrarySource};
 pub use driver::AclDriver;
 pub use error::{AclLoadError, ExtensionError};
+pub use names::{ENV_ACL_LIB, ENV_ASCEND_HOME, ENV_TOOLKIT_HOME};
 pub use symbols::{OPTIONAL_SYMBOLS, REQUIRED_SYMBOLS};

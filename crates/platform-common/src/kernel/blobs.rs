@@ -3,13 +3,13 @@
 //! Blobs live at `<dir>/<name>.so` where `<dir>` is an arch's blob directory: by default the one
 //! this crate's `build.rs` filled (`$OUT_DIR/kernels/<arch>`), or `$ONBOARD_KERNEL_DIR/<arch>`
 //! (e.g. `cargo xtask build-kernels --out DIR`). Every load checks that the blob's metadata names
-//! the kernel and the arch asked for. This module never builds blobs ([`super::build`] does).
+//! the kernel and the arch asked for. This module never builds blobs (the `kernel-build` crate
+//! does; `build.rs` passes its file extension in as `CARDGUARD_BLOB_EXTENSION`).
 
 use std::path::{Path, PathBuf};
 
 use crate::arch::Arch;
 
-use super::build::BLOB_EXTENSION;
 use super::loader::{KernelBlob, KernelError};
 
 /// The environment variable whose value replaces the built blob root (blobs in `<it>/<arch>/`).
@@ -31,7 +31,7 @@ pub fn blob_dir(arch: Arch) -> PathBuf {
 
 /// The path of kernel `name`'s blob in `dir`.
 pub fn blob_path(dir: &Path, name: &str) -> PathBuf {
-    dir.join(format!("{name}.{BLOB_EXTENSION}"))
+    dir.join(format!("{name}.{}", env!("CARDGUARD_BLOB_EXTENSION")))
 }
 
 /// Loads kernel `name` from the blob directory `dir` of `arch`, checking that the blob says it is

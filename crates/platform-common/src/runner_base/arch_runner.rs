@@ -7,14 +7,14 @@
 //! unusable), the shared request checks (the arch's block-dim limit, the kernel, its arguments)
 //! and the arch's checks ([`ArchRegisters::check_run`]), all before any driver call; then the
 //! card is made current on the calling thread (`aclrtSetDevice`), the arch's driver step
-//! ([`ArchRegisters::prepare_run`]) and the shared pipeline. finalize: the shared finalize.
+//! ([`ArchRegisters::map_for_run`]) and the shared pipeline. finalize: the shared finalize.
 //! This file never maps registers itself; it sends every driver error of the arch's step through
 //! the fail-fast chain, so an arch crate cannot skip it.
 
 use std::fmt;
 use std::sync::Arc;
 
-use crate::arch::Arch;
+use crate::arch::{Arch, ArchFacts};
 use crate::driver::{DeviceId, Driver};
 use crate::error::DriverError;
 use crate::health::HealthState;
@@ -28,27 +28,35 @@ use super::finalize::FinalizeReport;
 use super::request::{RunOutput, RunRequest};
 use super::runner::DeviceRunner;
 
-/// What an arch adds to [`DeviceRunnerBase`]: its register state, mapped at init, at every run,
-/// or both. Implemented by the arch crates (a5: one `halResMap` per core at every run; a2a3:
-/// `halMemCtl` at init, then the partial-good mask checked at every run).
+/// What an arch adds to [`DeviceRunnerBase`]: its facts and its register state, mapped at init,
+/// at every run, or both. Implemented by the arch crates (a5: one `halResMap` per core at every
+/// run; a2a3: `halMemCtl` at init, then the partial-good mask checked at every run), and used by
+/// both the device runner ([`ArchRunner`]) and the seed's naive worker
+/// ([`RawWorker`](super::RawWorker)), so the difference between the arches is written once, in
+/// the arch crate.
 pub trait ArchRegisters: Sized + Send + fmt::Debug + 'static {
-    /// The arch these registers belong to.
-    const ARCH: Arch;
+    /// The arch's facts (its block-dim limit and codes), as the arch crate states them.
+    const FACTS: ArchFacts;
 
-    /// The arch's step of init, after the shared init succeeded. A driver error ends the init:
-    /// the base is released best-effort and the error becomes the card's [`InitError`].
-    fn map_at_init(base: &DeviceRunnerBase) -> Result<Self, DriverError>;
+    /// The arch's mapping step of init, after the streams exist. A driver error ends the init.
+    fn map_at_init(driver: &dyn Driver, device: DeviceId) -> Result<Self, DriverError>;
 
-    /// The arch's checks of a run admitted by the guard and the shared request checks. No driver
-    /// call may be made here: a refused request leaves the runner healthy and the card untouched.
-    fn check_run(&self, _base: &DeviceRunnerBase, _req: &RunRequest) -> Result<(), UsageError> {
+    /// The arch's checks of a run of `block_dim` blocks on `device`, admitted by the guard and
+    /// the shared request checks. No driver call may be made here: a refused request leaves the
+    /// runner healthy and the card untouched.
+    fn check_run(&self, _device: DeviceId, _block_dim: u32) -> Result<(), UsageError> {
         Ok(())
     }
 
-    /// The arch's driver step of a checked run, after the card was made current and before the
-    /// shared pipeline. A driver error is returned as is: the runner sends it through the
-    /// fail-fast chain.
-    fn prepare_run(&mut self, _base: &DeviceRunnerBase, _req: &RunRequest) -> Result<(), DriverError> {
+    /// The arch's mapping step of a checked run of `block_dim` blocks, after the card was made
+    /// current and before the shared pipeline. A driver error is returned as is: the runner sends
+    /// it through the fail-fast chain.
+    fn map_for_run(
+        &mut self,
+        _driver: &dyn Driver,
+        _device: DeviceId,
+        _block_dim: u32,
+    ) -> Result<(), DriverError> {
         Ok(())
     }
 }
@@ -66,14 +74,17 @@ pub struct ArchRunner<R: ArchRegisters> {
 
 impl<R: ArchRegisters> ArchRunner<R> {
     /// The arch this runner drives.
-    pub const ARCH: Arch = R::ARCH;
+    pub const ARCH: Arch = R::FACTS.arch;
+
+    /// The arch's facts (from its arch crate).
+    pub const FACTS: ArchFacts = R::FACTS;
 
     /// Initialises a runner on `cfg.device` with `driver`: the shared init, then the arch's
     /// mapping at init. A failure is the card's health event (an [`InitError`] naming the call
     /// and code), not a case's.
     pub fn init(driver: Arc<dyn Driver>, cfg: RunnerConfig) -> Result<Self, InitError> {
-        let base = DeviceRunnerBase::init(driver, Self::ARCH, cfg)?;
-        match R::map_at_init(&base) {
+        let base = DeviceRunnerBase::init(driver, R::FACTS, cfg)?;
+        match R::map_at_init(base.driver().as_ref(), base.device()) {
             Ok(registers) => Ok(Self { base, registers }),
             Err(e) => Err(base.abort_init(e)),
         }
@@ -107,9 +118,10 @@ impl<R: ArchRegisters> ArchRunner<R> {
     pub fn run(&mut self, req: &RunRequest) -> Result<RunOutput, RunError> {
         self.base.guard()?;
         let kernel = self.base.check_request(req)?;
-        self.registers.check_run(&self.base, req)?;
+        self.registers.check_run(self.base.device(), req.block_dim)?;
         self.base.make_current()?;
-        if let Err(e) = self.registers.prepare_run(&self.base, req) {
+        let (driver, device) = (self.base.driver().as_ref(), self.base.device());
+        if let Err(e) = self.registers.map_for_run(driver, device, req.block_dim) {
             return Err(self.base.device_failure(e));
         }
         self.base.execute(kernel, req)

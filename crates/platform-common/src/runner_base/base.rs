@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::arch::Arch;
+use crate::arch::{Arch, ArchFacts};
 use crate::driver::{DeviceId, DevicePtr, Driver, KernelHandle, Stream};
 use crate::error::{codes, DriverError};
 use crate::health::{Health, HealthState};
@@ -45,7 +45,8 @@ pub(super) struct RegisteredKernel {
 #[derive(Debug)]
 pub struct DeviceRunnerBase {
     pub(super) driver: Arc<dyn Driver>,
-    pub(super) arch: Arch,
+    /// The arch's facts, as its arch crate states them (the block-dim limit the checks apply).
+    pub(super) facts: ArchFacts,
     pub(super) cfg: RunnerConfig,
     pub(super) streams: StreamPair,
     /// Device memory currently allocated by this runner (freed at the end of each healthy run;
@@ -58,15 +59,16 @@ pub struct DeviceRunnerBase {
 }
 
 impl DeviceRunnerBase {
-    /// Opens `cfg.device` for `arch`. First, before any driver call, `cfg.timeouts` are checked
+    /// Opens `cfg.device` for the arch `facts` describe (its arch crate's `FACTS`). First, before any driver call, `cfg.timeouts` are checked
     /// against the rules of the driver's profile ([`TimeoutProfile::for_driver`]: the sim rules
     /// for the simulator, the real-card rules for `acl`); a bad value or ordering is
     /// [`InitError::Timeouts`] naming the rule, never a silent fallback. Then `aclInit` (a repeat
     /// is fine), set device, op-execute timeout (a failure there is logged, as on hardware, not
     /// fatal), and the AICPU and AICore streams. On a driver failure, whatever was created is
     /// released best-effort and the failing call is returned ([`InitError::Driver`]).
-    pub fn init(driver: Arc<dyn Driver>, arch: Arch, cfg: RunnerConfig) -> Result<Self, InitError> {
+    pub fn init(driver: Arc<dyn Driver>, facts: ArchFacts, cfg: RunnerConfig) -> Result<Self, InitError> {
         let device = cfg.device;
+        let arch = facts.arch;
         let profile = TimeoutProfile::for_driver(driver.info().kind);
         if let Err(error) = cfg.timeouts.validate(profile) {
             let e = InitError::Timeouts {
@@ -116,7 +118,7 @@ impl DeviceRunnerBase {
         tracing::debug!(device, %arch, "runner initialised");
         Ok(Self {
             driver,
-            arch,
+            facts,
             cfg,
             streams: StreamPair { aicpu, aicore },
             allocations: Vec::new(),
@@ -136,10 +138,10 @@ impl DeviceRunnerBase {
             self.cfg.device,
             &[self.streams.aicpu, self.streams.aicore],
         );
-        tracing::warn!(device = self.cfg.device, arch = %self.arch, %error, "runner init failed");
+        tracing::warn!(device = self.cfg.device, arch = %self.facts.arch, %error, "runner init failed");
         InitError::Driver {
             device: self.cfg.device,
-            arch: self.arch,
+            arch: self.facts.arch,
             error,
             logged: Vec::new(),
         }
@@ -157,7 +159,12 @@ impl DeviceRunnerBase {
 
     /// The arch.
     pub fn arch(&self) -> Arch {
-        self.arch
+        self.facts.arch
+    }
+
+    /// The arch's facts (from its arch crate).
+    pub fn facts(&self) -> ArchFacts {
+        self.facts
     }
 
     /// The configuration the runner was built with.
@@ -193,11 +200,11 @@ impl DeviceRunnerBase {
     pub fn register_kernel(&mut self, blob: &KernelBlob) -> Result<(), RunError> {
         self.guard()?;
         let meta = blob.meta();
-        if meta.arch != self.arch {
+        if meta.arch != self.facts.arch {
             return Err(UsageError::WrongArch {
                 kernel: meta.name.clone(),
                 blob_arch: meta.arch,
-                runner_arch: self.arch,
+                runner_arch: self.facts.arch,
             }
             .into());
         }
@@ -249,7 +256,7 @@ impl Drop for DeviceRunnerBase {
         if self.health.is_unusable() {
             tracing::warn!(
                 device = self.cfg.device,
-                arch = %self.arch,
+                arch = %self.facts.arch,
                 "unusable runner dropped without finalize: handles abandoned, card left poisoned in \
                  this process (finalize with the card's lease force-resets it)"
             );

@@ -7,14 +7,12 @@
 //! broken timeout rule): that line is what reports, refusals and logs print. So no inner error is
 //! also marked `#[source]`, and a `{:#}` chain never prints it twice.
 
-use std::fmt;
-
 use crate::arch::Arch;
 use crate::driver::DeviceId;
 use crate::error::{DriverError, FailureClass};
 use crate::timeouts::{TimeoutError, TimeoutProfile};
 
-use super::reset::ResetAttempt;
+use super::reset::ResetFailed;
 
 /// A runner could not be initialised on its card.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -228,35 +226,6 @@ pub struct WrongLease {
     pub runner_device: DeviceId,
     /// The card the lease is for.
     pub lease_card: DeviceId,
-}
-
-/// Every force-reset attempt of finalize failed to confirm the card.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub struct ResetFailed {
-    /// The card.
-    pub device: DeviceId,
-    /// The runner's arch.
-    pub arch: Arch,
-    /// The error that poisoned the runner.
-    pub first_cause: Option<DriverError>,
-    /// Every attempt, in order.
-    pub attempts: Vec<ResetAttempt>,
-}
-
-impl fmt::Display for ResetFailed {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "force reset of card {} ({}) not confirmed after {} attempt(s)",
-            self.device,
-            self.arch,
-            self.attempts.len()
-        )?;
-        if let Some(last) = self.attempts.last() {
-            write!(f, " (last: {last})")?;
-        }
-        f.write_str("; the card stays unusable in this process: use a fresh process")
-    }
 }
 
 /// Why finalize did not end with a usable card.

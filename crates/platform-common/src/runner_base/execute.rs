@@ -21,14 +21,14 @@ impl DeviceRunnerBase {
     /// Checks `req` against the arch's block-dim limit and the registered kernel, without any
     /// driver call, and returns the kernel's handle.
     pub(crate) fn check_request(&self, req: &RunRequest) -> Result<KernelHandle, UsageError> {
-        let limit = self.arch.max_block_dim();
+        let limit = self.facts.max_block_dim();
         if req.block_dim == 0 {
             return Err(UsageError::BlockDimZero);
         }
         if req.block_dim > limit {
             return Err(UsageError::BlockDimOverArchLimit {
                 block_dim: req.block_dim,
-                arch: self.arch,
+                arch: self.facts.arch,
                 limit,
             });
         }

@@ -23,7 +23,7 @@ impl DeviceRunnerBase {
             None => Ok(()),
             Some(first_cause) => Err(RunError::Unusable(UnusableError {
                 device: self.cfg.device,
-                arch: self.arch,
+                arch: self.facts.arch,
                 first_cause,
             })),
         }

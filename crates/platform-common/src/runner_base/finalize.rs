@@ -61,7 +61,7 @@ impl DeviceRunnerBase {
         let abandoned = self.fatal_teardown();
         let plan = ResetPlan {
             device,
-            arch: self.arch,
+            arch: self.facts.arch,
             max_attempts: self.cfg.max_reset_attempts(),
             probe_kernel: self.cfg.probe_kernel.as_ref(),
             timeouts: &self.cfg.timeouts,

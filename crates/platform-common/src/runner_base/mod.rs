@@ -10,20 +10,20 @@
 //! - `finalize`: which teardown, the lease check, the report.
 //! - `runner`: the `DeviceRunner` trait the runner crate sees.
 //! - `arch_runner`: `ArchRunner`, the one implementation of it, with the arch's part
-//!   (`ArchRegisters`: register mapping at init or per run) supplied by the arch crates.
-//! - `drivers`: the drivers an arch crate's build can hand its runner (gated by the arch crate).
-//! - `testkit` (feature `sim`): the seed's measurements as reusable scenarios for tests.
+//!   (`ArchRegisters`: its facts and its register mapping at init or per run) supplied by the
+//!   arch crates.
+//! - `raw_worker`: the seed's naive worker (no guard, no reset), with the same `ArchRegisters`.
+//! - `arch_entry`: `ArchEntry`, an arch crate's facts, runner and naive worker as one value.
 //!
-//! This module never reads the environment (the exceptions are test support and expand or run
-//! elsewhere: `arch_drivers!` writes the arch crates' `onboard_driver`, which finds the CANN
-//! libraries as `--platform onboard` does, and `testkit::suites::onboard` reads the card number of
-//! the hardware tests), never maps registers (the arch runners do) and never decides about
-//! processes or pools (the runner crate does).
+//! This module never reads the environment, never maps registers itself (the arch crates'
+//! `ArchRegisters` do) and never decides about processes or pools (the runner crate does). The
+//! seed's measurements and the shared tests of the arch crates are test code: they live in the
+//! `cardguard-test-support` crate, not here.
 
+mod arch_entry;
 mod arch_runner;
 mod base;
 mod config;
-pub mod drivers;
 mod errors;
 mod execute;
 mod fail_fast;
@@ -34,17 +34,16 @@ mod request;
 mod reset;
 mod runner;
 mod teardown;
-#[cfg(feature = "sim")]
-pub mod testkit;
 
+pub use arch_entry::{ArchEntry, RunnerFactory};
 pub use arch_runner::{ArchRegisters, ArchRunner};
 pub use base::{DeviceRunnerBase, StreamPair};
 pub use config::{RunnerConfig, MAX_RESET_ATTEMPTS};
-pub use errors::{FinalizeError, InitError, ResetFailed, RunError, UnusableError, UsageError, WrongLease};
+pub use errors::{FinalizeError, InitError, RunError, UnusableError, UsageError, WrongLease};
 pub use finalize::FinalizeReport;
 pub use probe::PROBE_ALLOC_BYTES;
-pub use raw_worker::RawWorker;
+pub use raw_worker::{RawWorker, RawWorkerOpener};
 pub use request::{RunArg, RunOutput, RunRequest};
-pub use reset::{ProbeResult, ResetAttempt, ResetReport};
+pub use reset::{ProbeResult, ResetAttempt, ResetFailed, ResetReport};
 pub use runner::DeviceRunner;
 pub use teardown::Abandoned;

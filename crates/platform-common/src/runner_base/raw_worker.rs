@@ -2,39 +2,69 @@
 //!
 //! It exists to show what the containment chain prevents: `cargo xtask sim-probe` prints its
 //! tables and the arch crates' seed-table tests measure it. Each run does what the seed's worker
-//! did per test: a5 maps registers first (one `halResMap` per core), then the run's callable
-//! buffer (block dim and arguments, the a2a3 CI's "ChipCallable buffer") is allocated with
-//! `aclrtMalloc` and filled, the case's kernel is registered, launched AICore then AICPU, both
-//! streams synced, and the callable freed. So on a poisoned context an a5 run fails at
-//! `halResMap` (rc=62) and an a2a3 run at `aclrtMalloc` (507899), as the seed logged. This module
-//! never recovers from anything; that is the device runners' job.
+//! did per test: the arch's mapping step for the run (a5: one `halResMap` per core), then the
+//! run's callable buffer (block dim and arguments, the a2a3 CI's "ChipCallable buffer") is
+//! allocated with `aclrtMalloc` and filled, the case's kernel is registered, launched AICore then
+//! AICPU, both streams synced, and the callable freed. So on a poisoned context an a5 run fails
+//! at `halResMap` (rc=62) and an a2a3 run at `aclrtMalloc` (507899), as the seed logged. The
+//! mapping steps are the arch crate's own ([`ArchRegisters`]), the same the device runner makes:
+//! this file never says which arch maps what. It never recovers from anything; that is the
+//! device runners' job.
 
+use std::fmt;
 use std::sync::Arc;
 
-use crate::arch::Arch;
 use crate::driver::{AicpuTask, DeviceId, Driver, KernelArg, LaunchOrigin, Stream};
 use crate::error::DriverError;
 use crate::kernel::KernelBlob;
 use crate::timeouts::Timeouts;
 
-/// One open naive worker: its card's context, an AICPU and an AICore stream.
+use super::arch_runner::ArchRegisters;
+
+/// Opens a naive worker of one arch (`RawWorker::open::<R>` of the arch crate's registers), for
+/// callers that pick the arch at run time.
+pub type RawWorkerOpener =
+    fn(Arc<dyn Driver>, DeviceId, &Timeouts, &mut Vec<DriverError>) -> Result<RawWorker, DriverError>;
+
+/// An arch's per-run mapping step, with the register state its init mapped.
+trait RunMapping: Send + fmt::Debug {
+    fn map_for_run(
+        &mut self,
+        driver: &dyn Driver,
+        device: DeviceId,
+        block_dim: u32,
+    ) -> Result<(), DriverError>;
+}
+
+impl<R: ArchRegisters> RunMapping for R {
+    fn map_for_run(
+        &mut self,
+        driver: &dyn Driver,
+        device: DeviceId,
+        block_dim: u32,
+    ) -> Result<(), DriverError> {
+        ArchRegisters::map_for_run(self, driver, device, block_dim)
+    }
+}
+
+/// One open naive worker: its card's context, an AICPU and an AICore stream, and the arch's
+/// register state.
 #[derive(Debug)]
 pub struct RawWorker {
     driver: Arc<dyn Driver>,
-    arch: Arch,
     card: DeviceId,
     aicpu: Stream,
     aicore: Stream,
     sync_ms: u32,
+    registers: Box<dyn RunMapping>,
 }
 
 impl RawWorker {
-    /// The seed's init: set device, op-execute timeout (a failure is pushed to `logged` and init
-    /// goes on, as on hardware), the two streams, and on a2a3 the register window (`halMemCtl`,
-    /// once).
-    pub fn open(
+    /// The seed's init for the arch of `R`: set device, op-execute timeout (a failure is pushed
+    /// to `logged` and init goes on, as on hardware), the two streams, then the arch's mapping
+    /// step of init (a2a3: `halMemCtl`, once).
+    pub fn open<R: ArchRegisters>(
         driver: Arc<dyn Driver>,
-        arch: Arch,
         card: DeviceId,
         t: &Timeouts,
         logged: &mut Vec<DriverError>,
@@ -46,27 +76,21 @@ impl RawWorker {
         }
         let aicpu = driver.create_stream()?;
         let aicore = driver.create_stream()?;
-        if arch == Arch::A2a3 {
-            driver.hal_mem_ctl(card)?;
-        }
+        let registers = R::map_at_init(driver.as_ref(), card)?;
         Ok(Self {
             driver,
-            arch,
             card,
             aicpu,
             aicore,
             sync_ms: t.stream_sync_ms(),
+            registers: Box::new(registers),
         })
     }
 
     /// Runs `blob` with `block_dim` blocks as the seed's worker ran a test (see the module docs).
-    pub fn run(&self, blob: &KernelBlob, block_dim: u32) -> Result<(), DriverError> {
+    pub fn run(&mut self, blob: &KernelBlob, block_dim: u32) -> Result<(), DriverError> {
         let d = self.driver.as_ref();
-        if self.arch == Arch::A5 {
-            for core in 0..block_dim {
-                d.hal_res_map(self.card, core)?;
-            }
-        }
+        self.registers.map_for_run(d, self.card, block_dim)?;
         let args = vec![KernelArg::Scalar(0); blob.meta().num_args as usize];
         // The callable: the block dim, then one word per (scalar, zero) argument.
         let callable: Vec<u8> = std::iter::once(u64::from(block_dim))

@@ -22,7 +22,6 @@ use crate::kernel::KernelBlob;
 use crate::lease::DeviceLease;
 use crate::timeouts::{duration_ms, Timeouts};
 
-use super::errors::ResetFailed;
 use super::probe::probe_card;
 
 /// The post-reset probe's result.
@@ -102,6 +101,35 @@ pub struct ResetReport {
     pub first_cause: Option<DriverError>,
     /// Every attempt, in order; the last is the confirmed one.
     pub attempts: Vec<ResetAttempt>,
+}
+
+/// Every force-reset attempt of finalize failed to confirm the card.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct ResetFailed {
+    /// The card.
+    pub device: DeviceId,
+    /// The runner's arch.
+    pub arch: Arch,
+    /// The error that poisoned the runner.
+    pub first_cause: Option<DriverError>,
+    /// Every attempt, in order.
+    pub attempts: Vec<ResetAttempt>,
+}
+
+impl fmt::Display for ResetFailed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "force reset of card {} ({}) not confirmed after {} attempt(s)",
+            self.device,
+            self.arch,
+            self.attempts.len()
+        )?;
+        if let Some(last) = self.attempts.last() {
+            write!(f, " (last: {last})")?;
+        }
+        f.write_str("; the card stays unusable in this process: use a fresh process")
+    }
 }
 
 /// What the attempts need to know about the runner.

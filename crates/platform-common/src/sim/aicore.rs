@@ -12,7 +12,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::memory::DeviceBuffer;
-use crate::arch::Arch;
+use crate::arch::ArchFacts;
 use crate::error::{codes, Code};
 use crate::kernel::{KernelBlob, WaitOutcome, Waiter};
 
@@ -43,7 +43,7 @@ pub(crate) struct AicoreOp {
     pub(crate) mode: OpMode,
     /// The op-execute timeout in force when the op was launched.
     pub(crate) op_timeout: Duration,
-    pub(crate) arch: Arch,
+    pub(crate) arch: ArchFacts,
 }
 
 #[derive(Debug, Default)]

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::error::SimError;
-use crate::arch::Arch;
+use crate::arch::ArchFacts;
 use crate::timeouts::{TimeoutProfile, Timeouts};
 
 /// Environment variable naming the sim root (the directory of the card files).
@@ -22,8 +22,9 @@ pub const DEFAULT_CARD_MEMORY: u64 = 4 << 30;
 /// [`SimConfig::from_env`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SimConfig {
-    /// The arch the cards simulate (its codes and limits).
-    pub arch: Arch,
+    /// The arch the cards simulate: its name, codes and limits, as its arch crate states them
+    /// (`platform_a5::FACTS`, ...).
+    pub arch: ArchFacts,
     /// Directory of the per-card state files (created on demand).
     pub root: PathBuf,
     /// Cards `0..cards`.
@@ -33,7 +34,7 @@ pub struct SimConfig {
     /// checks their ordering.
     pub timeouts: Timeouts,
     /// The a2a3 partial-good mask `halMemCtl` reports: bit `i` set = AICore `i` usable. `None`:
-    /// every core of the arch ([`Arch::max_block_dim`]) is usable.
+    /// every core of the arch ([`ArchFacts::max_block_dim`]) is usable.
     pub core_mask: Option<u64>,
     /// Bytes of device memory each card has; an `aclrtMalloc` beyond what is left fails with
     /// 207001 (`ACL_ERROR_RT_MEMORY_ALLOCATION`).
@@ -42,7 +43,7 @@ pub struct SimConfig {
 
 impl SimConfig {
     /// 8 cards with the sim's default timeouts, state under `root`.
-    pub fn new(arch: Arch, root: impl Into<PathBuf>) -> Self {
+    pub fn new(arch: ArchFacts, root: impl Into<PathBuf>) -> Self {
         Self {
             arch,
             root: root.into(),
@@ -93,7 +94,7 @@ impl SimConfig {
     /// Settings from the environment: [`ENV_SIM_ROOT`] (default: `sim` in the cargo target
     /// directory, else under the temp dir), [`ENV_SIM_CARDS`] (default 8) and the timeout overrides
     /// of [`Timeouts::from_env`].
-    pub fn from_env(arch: Arch) -> Result<Self, SimError> {
+    pub fn from_env(arch: ArchFacts) -> Result<Self, SimError> {
         let root = match std::env::var_os(ENV_SIM_ROOT) {
             Some(r) if !r.is_empty() => PathBuf::from(r),
             _ => default_root(),

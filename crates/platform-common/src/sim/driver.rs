@@ -421,7 +421,7 @@ impl Driver for SimDriver {
     fn register_kernel(&self, blob: &KernelBlob) -> DriverResult<KernelHandle> {
         let call = DriverCall::RegisterKernel;
         self.with_healthy(call, |ctx| {
-            if blob.meta().arch != self.cfg.arch {
+            if blob.meta().arch != self.cfg.arch.arch {
                 tracing::warn!(
                     kernel = %blob.meta().name,
                     blob_arch = %blob.meta().arch,

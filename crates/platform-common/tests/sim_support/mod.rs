@@ -12,6 +12,11 @@ use platform_common::lease::{DeviceLease, LeaseConfig};
 use platform_common::sim::{start_run, FaultPlan, SimConfig, SimDriver};
 use platform_common::{Arch, DeviceId, Driver};
 
+/// The facts of `arch` as its arch crate states them (the sim reports them).
+pub fn facts(arch: Arch) -> platform_common::ArchFacts {
+    cardguard_test_support::entry(arch).facts
+}
+
 /// A simulated machine of its own: sim root and lock dir in a temp dir.
 pub struct Machine {
     pub dir: tempfile::TempDir,
@@ -21,7 +26,7 @@ pub struct Machine {
 impl Machine {
     pub fn new(arch: Arch) -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let cfg = SimConfig::new(arch, dir.path().join("sim"));
+        let cfg = SimConfig::new(facts(arch), dir.path().join("sim"));
         Self { dir, cfg }
     }
 
@@ -115,7 +120,7 @@ impl Session {
 
     /// Registers a kernel blob by name.
     pub fn register(drv: &SimDriver, name: &str) -> Result<KernelHandle, DriverError> {
-        drv.register_kernel(&blob(drv.config().arch, name))
+        drv.register_kernel(&blob(drv.config().arch.arch, name))
     }
 }
 

@@ -204,7 +204,7 @@ mod tests {
 
     fn machine() -> Machine {
         let dir = tempfile::tempdir().unwrap();
-        let cfg = SimConfig::new(Arch::A5, dir.path().join("sim")).with_cards(2);
+        let cfg = platform_a5::drivers::sim_config(dir.path().join("sim")).with_cards(2);
         start_run(&cfg, &[0, 1], &FaultPlan::default()).unwrap();
         let locks = LeaseConfig {
             dir: dir.path().join("locks"),

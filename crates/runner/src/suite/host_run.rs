@@ -9,8 +9,8 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use crate::suite::reference::{HostArg, KernelCase};
 use platform_common::kernel::{KernelBlob, WaitOutcome, Waiter};
-use platform_common::reference::{HostArg, KernelCase};
 
 /// The kernels' success status.
 pub const KERNEL_OK: i32 = 0;

@@ -12,7 +12,9 @@
 //! - [`pipeline`]: `MultiLaunch` (several kernels in one case) and `Noop`;
 //! - [`faults`]: the standalone `AicoreOpTimeout` class.
 //!
-//! Every case's inputs and goldens come from `platform_common::reference` with a fixed seed; work
+//! - [`reference`](mod@reference): the built-in kernels' argument lists, seeded inputs and host references.
+//!
+//! Every case's inputs and goldens come from [`reference`](mod@reference) with a fixed seed; work
 //! per case is small (simulated cards run kernels on host threads). The same declarations serve
 //! both arches: the arch picks the SDMA option, and arch filters keep a few cases to one arch.
 //! This module owns the suite's content; it never runs a case.
@@ -22,6 +24,7 @@ pub mod dense;
 pub mod elementwise;
 pub mod faults;
 pub mod pipeline;
+pub mod reference;
 pub mod runtimes;
 
 #[cfg(test)]

@@ -20,7 +20,7 @@ use crate::worker::{ChipWorker, WorkerEnv};
 /// ids of the cases that did not pass, with why.
 fn run_suite(arch: Arch) -> (usize, Vec<String>) {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = SimConfig::new(arch, dir.path().join("sim")).with_cards(1);
+    let cfg = SimConfig::new(crate::platform::arch_entry(arch).facts, dir.path().join("sim")).with_cards(1);
     start_run(&cfg, &[0], &FaultPlan::default()).unwrap();
     let lease = DeviceLease::try_acquire(
         &LeaseConfig {

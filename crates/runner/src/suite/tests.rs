@@ -4,8 +4,8 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::suite::reference::{HostArg, KernelCase};
 use platform_common::kernel::{load_builtin, KernelBlob};
-use platform_common::reference::{HostArg, KernelCase};
 use platform_common::Arch;
 
 use super::{builtin, host_run};
@@ -297,7 +297,8 @@ fn block_dims_are_within_the_arch_and_kernel_limits_and_reach_them() {
             };
             for (kernel, d) in dims {
                 // What the runner allows: the arch's limit and the block dim the blob is written for.
-                let max = arch
+                let max = crate::platform::arch_entry(arch)
+                    .facts
                     .max_block_dim()
                     .min(blob(&mut cache, arch, &kernel).meta().block_dim);
                 assert!(
@@ -309,7 +310,8 @@ fn block_dims_are_within_the_arch_and_kernel_limits_and_reach_them() {
             }
         }
         for (kernel, w) in widest {
-            let max = arch
+            let max = crate::platform::arch_entry(arch)
+                .facts
                 .max_block_dim()
                 .min(blob(&mut cache, arch, &kernel).meta().block_dim);
             assert_eq!(w, max, "{arch}: no {kernel} launch uses its full width");
