@@ -116,8 +116,8 @@ fn onboard_info() -> Result<PlatformInfo, PlatformError> {
     let driver = platform_common::acl::AclDriver::load_default()?;
     let cards = match std::env::var(ENV_CARDS) {
         Err(_) => DEFAULT_REAL_CARDS,
-        Ok(v) => match v.trim().parse::<u32>() {
-            Ok(n) if n > 0 => n,
+        Ok(v) => match platform_common::number::whole_u32(&v) {
+            Some(n) if n > 0 => n,
             _ => {
                 return Err(PlatformError::Cards {
                     var: ENV_CARDS,
