@@ -22,7 +22,7 @@ use crate::lane::{self, LaneConfig};
 use crate::output;
 use crate::platform::{self, PlatformInfo};
 use crate::report::model::Platform;
-use crate::report::render_summary;
+use crate::report::{render_summary, ReportDir, ReportDirError};
 use crate::select::{self, Filter, Selection};
 
 /// The exit status of a run whose report files could not be written, whatever its verdicts (as
@@ -141,6 +141,17 @@ fn dispatch_main(cli: &Cli, suite: &Suite) -> Result<ExitCode, String> {
         return Ok(ExitCode::SUCCESS);
     }
     let run_id = run_id();
+    let report_dir = cli
+        .report_dir
+        .clone()
+        .unwrap_or_else(|| target_dir().join("onboard").join(cli.arch.name()).join(&run_id));
+    // Before any card is taken: a report dir held by another run is bad input (exit 2, naming
+    // the holder); one that cannot be written is the reports' failure (exit 110).
+    let held_dir = match ReportDir::open(&report_dir, &run_id) {
+        Ok(d) => d,
+        Err(e @ ReportDirError::Held { .. }) => return Err(error_chain(&e)),
+        Err(e) => return Ok(report_write_failed(&e)),
+    };
     let default_num = match info.platform {
         Platform::Sim => AutoCount::Exactly(2),
         Platform::Onboard => AutoCount::AllFree,
@@ -156,10 +167,6 @@ fn dispatch_main(cli: &Cli, suite: &Suite) -> Result<ExitCode, String> {
     .map_err(|e| error_chain(&e))?;
     let devices: Vec<u32> = leases.iter().map(|l| l.card()).collect();
     start_platform_run(&info, &devices, faults.as_ref())?;
-    let report_dir = cli
-        .report_dir
-        .clone()
-        .unwrap_or_else(|| target_dir().join("onboard").join(cli.arch.name()).join(&run_id));
     let command = lane_command(cli, &info, faults.as_ref())?;
     let plan = RunPlan {
         arch: cli.arch,
@@ -169,12 +176,15 @@ fn dispatch_main(cli: &Cli, suite: &Suite) -> Result<ExitCode, String> {
         retries: cli.retries,
         flaky_result: cli.flaky_result.into(),
         case_timeout: cli.case_timeout.unwrap_or(DEFAULT_CASE_TIMEOUT),
-        report_dir: report_dir.clone(),
+        report_dir: held_dir,
         run_id,
         progress: !cli.no_progress,
         command,
     };
-    let outcome = dispatch::run(plan, suite).map_err(|e| error_chain(&e))?;
+    let outcome = match dispatch::run(plan, suite) {
+        Ok(o) => o,
+        Err(e) => return Ok(report_write_failed(&e)),
+    };
     let report = &outcome.report;
     output::out(render_summary(report).trim_end());
     if let Some(path) = &cli.stats_out {
@@ -186,14 +196,17 @@ fn dispatch_main(cli: &Cli, suite: &Suite) -> Result<ExitCode, String> {
             Ok(ExitCode::from(report.exit_code()))
         }
         // The summary above still tells the verdicts; the status says the reports are missing.
-        Some(e) => {
-            output::err(format_args!(
-                "error: failed to write the reports: {}",
-                error_chain(e)
-            ));
-            Ok(ExitCode::from(EXIT_REPORT_WRITE))
-        }
+        Some(e) => Ok(report_write_failed(e)),
     }
+}
+
+/// The reports cannot be written: the one-line error, and exit [`EXIT_REPORT_WRITE`].
+fn report_write_failed(e: &dyn Error) -> ExitCode {
+    output::err(format_args!(
+        "error: failed to write the reports: {}",
+        error_chain(e)
+    ));
+    ExitCode::from(EXIT_REPORT_WRITE)
 }
 
 fn print_list(suite: &Suite, selection: &Selection) {

@@ -10,13 +10,16 @@ use std::time::Duration;
 use common::*;
 use runner::report::model::{AttemptOutcome, Event, Outcome};
 
+/// Sinks (and their private directory, under the run's temp dir) left after the run; the report
+/// dir holds the reports only.
 fn sink_files_left(run: &Run) -> Vec<String> {
-    std::fs::read_dir(&run.report_dir)
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("poison-sink"))
-        .collect()
+    let mut left = run.temp_left();
+    left.extend(
+        run.report_files()
+            .into_iter()
+            .filter(|n| !["report.json", "junit.xml", "journal.jsonl", "timeline.svg"].contains(&n.as_str())),
+    );
+    left
 }
 
 #[test]

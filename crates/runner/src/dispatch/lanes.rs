@@ -24,9 +24,10 @@ impl Dispatcher {
     pub(super) fn spawn(&mut self, card: usize, start: Start) {
         let device = self.cards[card].device;
         let sink = match start {
-            Start::Regular => match Sink::create(&self.settings.sink_dir, device) {
-                Ok(s) => Some(s),
-                Err(e) => {
+            Start::Regular => match self.settings.sink_dir.as_deref().map(|d| Sink::create(d, device)) {
+                None => None,
+                Some(Ok(s)) => Some(s),
+                Some(Err(e)) => {
                     tracing::warn!(
                         device,
                         "cannot create a poison sink ({e}); the lane runs without one"

@@ -23,8 +23,9 @@ pub struct LoopSettings {
     pub case_timeout: Duration,
     /// How lanes are started.
     pub command: LaneCommand,
-    /// Where sinks are created.
-    pub sink_dir: PathBuf,
+    /// Where sinks are created (the run's private [`crate::sink::SinkDir`]); none when it could
+    /// not be made: lanes then run without a sink.
+    pub sink_dir: Option<PathBuf>,
     /// How long closing lanes may take at the end before they are killed.
     pub close_timeout: Duration,
 }
