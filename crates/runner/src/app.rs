@@ -3,7 +3,8 @@
 //! This module owns turning settings into a checked [`RunPlan`] (every bad input a one-line
 //! error, exit 2), `--list`, the closing summary and the exit status (DESIGN section 3: 0 when every
 //! verdict is passed, flaky or skipped; 1 when any is failed, timed out or crashed; 2 for bad usage
-//! or input). It never decides a verdict.
+//! or input; 110 when the reports cannot be written; 130 / 143 when SIGINT / SIGTERM ended the
+//! run, the signal's status winning over 110). It never decides a verdict.
 
 use std::error::Error;
 use std::ffi::OsString;
@@ -196,7 +197,13 @@ fn dispatch_main(cli: &Cli, suite: &Suite) -> Result<ExitCode, String> {
             Ok(ExitCode::from(report.exit_code()))
         }
         // The summary above still tells the verdicts; the status says the reports are missing.
-        Some(e) => Ok(report_write_failed(e)),
+        // An interrupted run keeps the signal's status (130 / 143) even then.
+        Some(e) => {
+            let failed = report_write_failed(e);
+            Ok(report
+                .interrupted
+                .map_or(failed, |i| ExitCode::from(i.exit_code())))
+        }
     }
 }
 

@@ -18,6 +18,8 @@ pub enum KillReason {
     Watchdog,
     /// The lane was told to close (stdin closed) and did not exit in time.
     CloseLate,
+    /// A signal interrupted the run: every lane is ended.
+    Interrupted,
 }
 
 /// One termination of a lane's process group.

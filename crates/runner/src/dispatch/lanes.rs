@@ -188,6 +188,9 @@ impl Dispatcher {
     /// Hands queued units to lanes round-robin, one unit per lane per round, so work spreads over
     /// the cards; then starts lanes on idle healthy cards if work is still queued.
     pub(super) fn refill_all(&mut self) {
+        if self.interrupted.is_some() {
+            return;
+        }
         self.ensure_lanes();
         loop {
             let mut gave = false;

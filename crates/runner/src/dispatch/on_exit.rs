@@ -41,6 +41,16 @@ impl Dispatcher {
             pid,
             status,
         });
+        if self.interrupted.is_some() {
+            // The run is ending: nobody is blamed, nothing is retried, no lane starts; the sink
+            // is removed (its cases are skipped with the others).
+            if let Some(sink) = sink {
+                sink.take();
+            }
+            self.lanes[lane].outstanding.clear();
+            self.lanes[lane].batches.clear();
+            return;
+        }
 
         // Step 6: who pays for the death.
         let next = self.lanes[lane]

@@ -10,6 +10,7 @@ use platform_common::{Arch, DeviceLease};
 
 use super::event_loop::Dispatcher;
 use super::lane_proc::LaneCommand;
+use super::signals::SignalWatch;
 use super::skip::skip_reason;
 use super::state::{DispatchStats, LoopSettings};
 use super::work::Work;
@@ -124,8 +125,17 @@ pub fn run(plan: RunPlan, suite: &Suite) -> Result<RunOutcome, DispatchError> {
         sink_dir: sinks.as_ref().map(|d| d.path().to_owned()),
         close_timeout: close_timeout(&plan.platform),
     };
-    let (reporter, stats) = Dispatcher::new(settings, work, plan.leases, reporter).run();
+    let dispatcher = Dispatcher::new(settings, work, plan.leases, reporter);
+    let watch = match SignalWatch::start(dispatcher.sender(), sinks.as_ref().map(|d| d.path().to_owned())) {
+        Ok(w) => Some(w),
+        Err(e) => {
+            tracing::warn!("cannot watch SIGINT and SIGTERM ({e}); a signal ends the run without reports");
+            None
+        }
+    };
+    let (reporter, stats) = dispatcher.run();
     let (report, written) = reporter.finish_keeping_report(plan.flaky_result);
+    drop(watch);
     drop(sinks);
     drop(plan.report_dir);
     Ok(RunOutcome {

@@ -171,6 +171,8 @@ pub fn merge(sources: &[MergeSource]) -> Result<RunReport, ReportError> {
         cases,
         devices_health,
         partitions,
+        // A merged report is interrupted when a partition was (the first one's signal).
+        interrupted: sources.iter().find_map(|s| s.report.interrupted),
     };
     merged.rederive();
     Ok(merged)

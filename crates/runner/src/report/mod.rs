@@ -28,8 +28,8 @@ pub use junit::{to_junit_string, write_junit, JUNIT_XML};
 pub use merge::{merge, read_run_dirs, write_merged, MergeSource};
 pub use model::{
     rfc3339_utc, verdict, Attempt, AttemptOutcome, CardEvent, CaseReport, DriverReport, ErrorReport, Event,
-    FlakyResult, HealthRecord, LaneStatus, ModelError, Outcome, PartitionReport, Platform, RunBuilder,
-    RunInfo, RunReport, RunnerEvent, RunnerEventKind, Summary, WorkerAction,
+    FlakyResult, HealthRecord, Interruption, LaneStatus, ModelError, Outcome, PartitionReport, Platform,
+    RunBuilder, RunInfo, RunReport, RunnerEvent, RunnerEventKind, Summary, WorkerAction,
 };
 pub use reporter::{write_run_files, ReportPaths, Reporter};
 pub use timeline::{write_timeline, TIMELINE_SVG};
