@@ -17,7 +17,7 @@ use platform_common::Arch;
 
 use crate::bench_suite;
 use crate::case::Suite;
-use crate::cli::{self, Cli, Parsed, SuiteArg, DEFAULT_CASE_TIMEOUT};
+use crate::cli::{self, Cli, Parsed, SuiteArg, DEFAULT_CASE_TIMEOUT, DEFAULT_INIT_TIMEOUT};
 use crate::dispatch::{self, AutoCount, DispatchStats, LaneCommand, RunPlan};
 use crate::lane::{self, LaneConfig};
 use crate::output;
@@ -177,6 +177,7 @@ fn dispatch_main(cli: &Cli, suite: &Suite) -> Result<ExitCode, String> {
         retries: cli.retries,
         flaky_result: cli.flaky_result.into(),
         case_timeout: cli.case_timeout.unwrap_or(DEFAULT_CASE_TIMEOUT),
+        init_timeout: cli.init_timeout.unwrap_or(DEFAULT_INIT_TIMEOUT),
         report_dir: held_dir,
         run_id,
         progress: !cli.no_progress,

@@ -19,12 +19,12 @@ use std::time::{Duration, Instant};
 
 use platform_common::DeviceLease;
 
-use super::kill::Termination;
+use super::kill::{KillReason, Termination};
 use super::lane_proc::LaneEvent;
 use super::policy::{self, Limits};
 use super::state::{Card, DispatchStats, Lane, LoopSettings};
 use super::work::Work;
-use crate::report::model::{Event, HealthRecord, Interruption};
+use crate::report::model::{Event, HealthRecord, Interruption, RunnerEventKind};
 use crate::report::{ReportError, Reporter};
 
 /// The parent of a run's lanes.
@@ -175,6 +175,7 @@ impl Dispatcher {
     fn limits(&self) -> Limits {
         Limits {
             case_timeout: self.settings.case_timeout,
+            init_timeout: self.settings.init_timeout,
             close_timeout: self.settings.close_timeout,
         }
     }
@@ -220,6 +221,30 @@ impl Dispatcher {
             let (reason, grace) = policy::watchdog::on_deadline(&l.times());
             tracing::warn!(pid, ?reason, "lane past its deadline: ending it");
             l.kill = Some(Termination::begin(pid, reason, now, grace));
+            if reason == KillReason::InitTimeout {
+                self.init_timed_out(id);
+            }
+        }
+    }
+
+    /// Lane `id` is being ended for an init past `--init-timeout`: a health event
+    /// `init_timed_out` of each card it was initialising (never an attempt of any case).
+    fn init_timed_out(&mut self, id: usize) {
+        let initing = std::mem::take(&mut self.lanes[id].initing);
+        let pid = self.lanes[id].proc_.pid;
+        let secs = self.settings.init_timeout.as_secs_f64();
+        for (card, runtime, _) in initing {
+            self.lanes[id].init_timed_out.push(card);
+            let device = self.cards[card].device;
+            let detail = format!(
+                "init of runtime {runtime} on card {device} did not finish within --init-timeout of \
+                 {secs} s; lane pid {pid} was ended"
+            );
+            let at_ms = self.now_ms();
+            self.health(
+                card,
+                HealthRecord::runner(at_ms, RunnerEventKind::InitTimedOut, detail).with_pid(pid),
+            );
         }
     }
 }

@@ -89,6 +89,8 @@ impl Dispatcher {
             heard: Instant::now(),
             closed_at: None,
             init_failed: Vec::new(),
+            initing: Vec::new(),
+            init_timed_out: Vec::new(),
             alive: true,
         });
         self.cards[card].lane = Some(id);

@@ -38,6 +38,8 @@ pub struct RunPlan {
     pub flaky_result: FlakyResult,
     /// Per-case timeout.
     pub case_timeout: Duration,
+    /// Bound on one init (building a worker).
+    pub init_timeout: Duration,
     /// The report directory, held for the run and cleared of an earlier run's files.
     pub report_dir: ReportDir,
     /// The run's id.
@@ -121,6 +123,7 @@ pub fn run(plan: RunPlan, suite: &Suite) -> Result<RunOutcome, DispatchError> {
     let settings = LoopSettings {
         retries: plan.retries,
         case_timeout: plan.case_timeout,
+        init_timeout: plan.init_timeout,
         command: plan.command,
         sink_dir: sinks.as_ref().map(|d| d.path().to_owned()),
         close_timeout: close_timeout(&plan.platform),
