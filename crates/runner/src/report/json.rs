@@ -44,6 +44,7 @@ pub fn read_report(path: &Path) -> Result<RunReport, ReportError> {
 /// symlink at `path`, never follows it). The temporary file is removed when anything fails.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
     use std::io::Write;
+    use std::os::unix::fs::PermissionsExt;
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -51,6 +52,8 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ReportError>
     let mut tmp = tempfile::Builder::new()
         .prefix(super::dir::TEMP_PREFIX)
         .suffix(super::dir::TEMP_SUFFIX)
+        // As any report file: readable by all, as the umask allows (tempfile's own is 0600).
+        .permissions(fs::Permissions::from_mode(0o666))
         .tempfile_in(dir)
         .map_err(|e| ReportError::io("create a temporary file in", dir, e))?;
     tmp.write_all(bytes)
@@ -72,6 +75,19 @@ mod tests {
         write_atomic(&path, b"two").unwrap();
         assert_eq!(fs::read(&path).unwrap(), b"two");
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+        let status = fs::read_to_string("/proc/self/status").unwrap();
+        let umask = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Umask:"))
+            .map(|v| u32::from_str_radix(v.trim(), 8).unwrap())
+            .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        let mode = fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(
+            mode,
+            0o666 & !umask,
+            "a report is as readable as any file the umask allows"
+        );
     }
 
     #[test]
