@@ -70,6 +70,9 @@ pub enum ReportDirError {
 pub struct ReportDir {
     path: PathBuf,
     lock: File,
+    /// Whether this run created the directory (then it is removed again if the run leaves it
+    /// empty, e.g. when the run was refused its cards).
+    created: bool,
 }
 
 impl ReportDir {
@@ -77,11 +80,13 @@ impl ReportDir {
     /// [`clear`](Self::clear) once it starts (a run refused before that, e.g. for a held card,
     /// leaves an earlier run's reports alone).
     pub fn open(dir: &Path, run_id: &str) -> Result<Self, ReportDirError> {
+        let created = !dir.exists();
         std::fs::create_dir_all(dir).map_err(|e| ReportError::io("create", dir, e))?;
         let lock = lock(dir)?;
         let mut held = Self {
             path: dir.to_owned(),
             lock,
+            created,
         };
         held.write_holder(run_id)?;
         Ok(held)
@@ -149,6 +154,10 @@ impl Drop for ReportDir {
         let path = self.path.join(LOCK_FILE);
         if let Err(e) = std::fs::remove_file(&path) {
             tracing::debug!(path = %path.display(), "cannot remove the report dir's lock file: {e}");
+        }
+        if self.created {
+            // Only when empty: a run that wrote its reports keeps them.
+            let _ = std::fs::remove_dir(&self.path);
         }
     }
 }
@@ -231,9 +240,18 @@ mod tests {
         assert!(err.to_string().contains(&std::process::id().to_string()), "{err}");
         drop(first);
         assert!(
+            !dir.exists(),
+            "the dir it created and left empty goes with its holder"
+        );
+        std::fs::create_dir(&dir).unwrap();
+        let first = ReportDir::open(&dir, "run-a").unwrap();
+        std::fs::write(dir.join("notes.txt"), "x").unwrap();
+        drop(first);
+        assert!(
             !dir.join(LOCK_FILE).exists(),
             "the lock file goes with its holder"
         );
+        assert!(dir.join("notes.txt").is_file(), "a dir it did not create stays");
         let _again = ReportDir::open(&dir, "run-b").expect("free once the first let go");
         assert!(dir.join(LOCK_FILE).is_file());
     }
