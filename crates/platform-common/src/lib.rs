@@ -8,6 +8,7 @@
 //! - [`sim`]: the simulated card (feature `sim`), a real `Driver` that behaves as measured cards did.
 //! - `acl` (feature `onboard`): the CANN `Driver`, its libraries loaded at run time.
 //! - [`lease`]: exclusive, crash-safe per-card leases (`flock`).
+//! - [`env`] and [`number`]: how an `ONBOARD_*` variable is read and the one rule for a number.
 //! - [`timeouts`]: scheduler < op-execute < stream-sync, with their overrides.
 //! - [`kernel`]: the kernel-blob ABI and loader (the blobs are built by `build.rs` with the
 //!   `kernel-build` crate).
@@ -24,10 +25,12 @@
 pub mod arch;
 mod call;
 pub mod driver;
+pub mod env;
 pub mod error;
 pub mod health;
 pub mod kernel;
 pub mod lease;
+pub mod number;
 pub mod runner_base;
 pub mod timeouts;
 

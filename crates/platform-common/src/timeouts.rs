@@ -98,6 +98,9 @@ pub enum TimeoutError {
         /// The range it must be in.
         rule: &'static str,
     },
+    /// A variable that is not UTF-8.
+    #[error(transparent)]
+    Env(#[from] crate::env::EnvError),
     /// The ordering rule is broken.
     #[error("{rule} does not hold ({detail}); set {vars} so that it does")]
     Ordering {
@@ -137,11 +140,9 @@ impl Timeouts {
         let read = |var: &'static str| -> Result<Option<u64>, TimeoutError> {
             match lookup(var) {
                 None => Ok(None),
-                Some(v) => v
-                    .trim()
-                    .parse::<u64>()
+                Some(v) => crate::number::whole(&v)
                     .map(Some)
-                    .map_err(|_| TimeoutError::NotANumber { var, value: v }),
+                    .ok_or(TimeoutError::NotANumber { var, value: v }),
             }
         };
         if let Some(ms) = read(ENV_SCHEDULER_MS)? {
@@ -159,6 +160,7 @@ impl Timeouts {
 
     /// [`Timeouts::with_overrides`] from the process environment.
     pub fn from_env(profile: TimeoutProfile) -> Result<Self, TimeoutError> {
+        crate::env::check(&[ENV_SCHEDULER_MS, ENV_OP_EXECUTE_US, ENV_STREAM_SYNC_MS])?;
         Self::with_overrides(profile, |v| std::env::var(v).ok())
     }
 

@@ -3,7 +3,8 @@
 //! This module owns turning settings into a checked [`RunPlan`] (every bad input a one-line
 //! error, exit 2), `--list`, the closing summary and the exit status (DESIGN section 3: 0 when every
 //! verdict is passed, flaky or skipped; 1 when any is failed, timed out or crashed; 2 for bad usage
-//! or input). It never decides a verdict.
+//! or input; 110 when the reports cannot be written; 130 / 143 when SIGINT / SIGTERM ended the
+//! run, the signal's status winning over 110). It never decides a verdict.
 
 use std::error::Error;
 use std::ffi::OsString;
@@ -16,13 +17,18 @@ use platform_common::Arch;
 
 use crate::bench_suite;
 use crate::case::Suite;
-use crate::cli::{self, Cli, Parsed, SuiteArg, DEFAULT_CASE_TIMEOUT};
+use crate::cli::{self, Cli, Parsed, SuiteArg, DEFAULT_CASE_TIMEOUT, DEFAULT_INIT_TIMEOUT};
 use crate::dispatch::{self, AutoCount, DispatchStats, LaneCommand, RunPlan};
 use crate::lane::{self, LaneConfig};
+use crate::output;
 use crate::platform::{self, PlatformInfo};
 use crate::report::model::Platform;
-use crate::report::render_summary;
+use crate::report::{render_summary, ReportDir, ReportDirError};
 use crate::select::{self, Filter, Selection};
+
+/// The exit status of a run whose report files could not be written, whatever its verdicts (as
+/// nextest's): the summary is printed first, then the one-line error.
+pub const EXIT_REPORT_WRITE: u8 = 110;
 
 /// Runs the suite binary with the process's arguments; `builtin` gives the built-in suite of an
 /// arch.
@@ -38,6 +44,9 @@ pub fn main(builtin: fn(Arch) -> Suite) -> ExitCode {
         Parsed::Printed => return ExitCode::SUCCESS,
         Parsed::Usage(msg) => return usage(&msg),
     };
+    if let Err(e) = check_env() {
+        return usage(&e.to_string());
+    }
     let suite = match cli.suite {
         SuiteArg::Builtin => builtin(cli.arch),
         SuiteArg::Bench => bench_suite::suite(),
@@ -55,8 +64,21 @@ pub fn main(builtin: fn(Arch) -> Suite) -> ExitCode {
 }
 
 fn usage(msg: &str) -> ExitCode {
-    eprintln!("error: {msg}");
+    output::err(format_args!("error: {msg}"));
     ExitCode::from(2)
+}
+
+/// Every `ONBOARD_*` variable the suite binary or the platform reads: set ones must be UTF-8 (paths
+/// excepted) and path ones must not be empty, each error naming the variable
+/// ([`platform_common::env`]).
+fn check_env() -> Result<(), platform_common::env::EnvError> {
+    platform_common::env::check(platform_common::env::PLATFORM_VARS)?;
+    platform_common::env::check(&[
+        platform::ENV_CARDS,
+        "ONBOARD_SIM_ARCH",
+        crate::lane::ENV_PAUSE,
+        crate::lane::ENV_EXIT,
+    ])
 }
 
 /// An error and its causes on one line (`a: b: c`), as `merge-reports` prints them.
@@ -82,6 +104,9 @@ fn init_tracing(default: &str) {
         .with_writer(|| crate::report::console::LogWriter)
         .with_ansi(std::io::stderr().is_terminal())
         .with_target(false)
+        // A log line that cannot be written (stderr a closed pipe) is dropped, never reported
+        // with `eprintln!` (which would panic).
+        .log_internal_errors(false)
         .try_init();
 }
 
@@ -107,14 +132,27 @@ fn dispatch_main(cli: &Cli, suite: &Suite) -> Result<ExitCode, String> {
         partition: cli.partition,
     };
     let selection = select::select(suite, cli.arch, &filter).map_err(|e| error_chain(&e))?;
-    if cli.list {
-        print_list(suite, &selection);
-        return Ok(ExitCode::SUCCESS);
-    }
     let platform_kind = cli.platform.map_or_else(platform::default_platform, Into::into);
     let info = platform::info(platform_kind, cli.arch).map_err(|e| error_chain(&e))?;
     let faults = fault_plan(cli, &info)?;
+    if cli.list {
+        // After every check a run makes before it takes cards: a bad plan or environment value
+        // is the same error for `--list` as for a run.
+        print_list(suite, &selection);
+        return Ok(ExitCode::SUCCESS);
+    }
     let run_id = run_id();
+    let report_dir = cli
+        .report_dir
+        .clone()
+        .unwrap_or_else(|| target_dir().join("onboard").join(cli.arch.name()).join(&run_id));
+    // Before any card is taken: a report dir held by another run is bad input (exit 2, naming
+    // the holder); one that cannot be written is the reports' failure (exit 110).
+    let held_dir = match ReportDir::open(&report_dir, &run_id) {
+        Ok(d) => d,
+        Err(e @ ReportDirError::Held { .. }) => return Err(error_chain(&e)),
+        Err(e) => return Ok(report_write_failed(&e)),
+    };
     let default_num = match info.platform {
         Platform::Sim => AutoCount::Exactly(2),
         Platform::Onboard => AutoCount::AllFree,
@@ -130,10 +168,6 @@ fn dispatch_main(cli: &Cli, suite: &Suite) -> Result<ExitCode, String> {
     .map_err(|e| error_chain(&e))?;
     let devices: Vec<u32> = leases.iter().map(|l| l.card()).collect();
     start_platform_run(cli, &info, &devices, faults.as_ref())?;
-    let report_dir = cli
-        .report_dir
-        .clone()
-        .unwrap_or_else(|| target_dir().join("onboard").join(cli.arch.name()).join(&run_id));
     let command = lane_command(cli, &info, faults.as_ref())?;
     let plan = RunPlan {
         arch: cli.arch,
@@ -143,40 +177,62 @@ fn dispatch_main(cli: &Cli, suite: &Suite) -> Result<ExitCode, String> {
         retries: cli.retries,
         flaky_result: cli.flaky_result.into(),
         case_timeout: cli.case_timeout.unwrap_or(DEFAULT_CASE_TIMEOUT),
-        report_dir: report_dir.clone(),
+        init_timeout: cli.init_timeout.unwrap_or(DEFAULT_INIT_TIMEOUT),
+        report_dir: held_dir,
         run_id,
         progress: !cli.no_progress,
         command,
     };
-    let outcome = dispatch::run(plan, suite).map_err(|e| error_chain(&e))?;
+    let outcome = match dispatch::run(plan, suite) {
+        Ok(o) => o,
+        Err(e) => return Ok(report_write_failed(&e)),
+    };
     let report = &outcome.report;
-    println!("{}", render_summary(report).trim_end());
-    match &outcome.write_error {
-        None => println!("reports: {}", report_dir.display()),
-        // The verdicts stand: the summary above and the exit status follow them all the same.
-        Some(e) => eprintln!("error: failed to write the reports: {}", error_chain(e)),
-    }
+    output::out(render_summary(report).trim_end());
     if let Some(path) = &cli.stats_out {
         write_stats(path, &outcome.stats);
     }
-    Ok(ExitCode::from(report.exit_code()))
+    match &outcome.write_error {
+        None => {
+            output::out(format_args!("reports: {}", report_dir.display()));
+            Ok(ExitCode::from(report.exit_code()))
+        }
+        // The summary above still tells the verdicts; the status says the reports are missing.
+        // An interrupted run keeps the signal's status (130 / 143) even then.
+        Some(e) => {
+            let failed = report_write_failed(e);
+            Ok(report
+                .interrupted
+                .map_or(failed, |i| ExitCode::from(i.exit_code())))
+        }
+    }
+}
+
+/// The reports cannot be written: the one-line error, and exit [`EXIT_REPORT_WRITE`].
+fn report_write_failed(e: &dyn Error) -> ExitCode {
+    output::err(format_args!(
+        "error: failed to write the reports: {}",
+        error_chain(e)
+    ));
+    ExitCode::from(EXIT_REPORT_WRITE)
 }
 
 fn print_list(suite: &Suite, selection: &Selection) {
     for sc in &selection.classes {
         let class = &suite.classes[sc.class];
         for &i in &sc.cases {
-            println!(
+            output::out(format_args!(
                 "{}  ({}, {})",
                 class.case_id(&class.cases[i]),
                 class.runtime,
                 class.kind.name()
-            );
+            ));
         }
     }
 }
 
-/// The fault plan: `--faults`, else `ONBOARD_SIM_FAULTS`; checked against the card count.
+/// The fault plan: `--faults`, else `ONBOARD_SIM_FAULTS`; checked against the card count. A bad
+/// plan names where it came from (the flag or the variable).
 fn fault_plan(cli: &Cli, info: &PlatformInfo) -> Result<Option<String>, String> {
     platform::fault_plan(cli.faults.as_deref(), info.cards)
 }

@@ -88,7 +88,7 @@ pub struct Cli {
     pub devices: DeviceSpec,
 
     /// With --devices auto: how many cards (default 2 on sim, all free cards on real ones).
-    #[arg(long)]
+    #[arg(long, value_parser = parse_count)]
     pub device_num: Option<u32>,
 
     /// Select cases: Class, Class:: or Class::case (repeatable).
@@ -100,7 +100,7 @@ pub struct Cli {
     pub runtime: Option<String>,
 
     /// Extra attempts of a case after a device-class failure, crash or timeout.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value = "2", value_parser = parse_count)]
     pub retries: u32,
 
     /// What a case that passes on a retry counts as.
@@ -110,6 +110,11 @@ pub struct Cli {
     /// Per-case timeout in seconds (default 300).
     #[arg(long, value_name = "SECS", value_parser = parse_secs)]
     pub case_timeout: Option<Duration>,
+
+    /// Bound on building a chip worker (a card's init) in seconds (default 120); past it the
+    /// card's lane is ended and the card, not a case, pays.
+    #[arg(long, value_name = "SECS", value_parser = parse_secs)]
+    pub init_timeout: Option<Duration>,
 
     /// Fault plan for simulated cards (rules separated by ';', e.g. 'dev=1:op_timeout@3').
     #[arg(long, value_name = "PLAN")]
@@ -136,7 +141,7 @@ pub struct Cli {
     pub lane: bool,
 
     /// The lane's card.
-    #[arg(long, hide = true)]
+    #[arg(long, hide = true, value_parser = parse_count)]
     pub device: Option<DeviceId>,
 
     /// Which suite to run.
@@ -156,15 +161,33 @@ pub struct Cli {
 /// Default per-case timeout.
 pub const DEFAULT_CASE_TIMEOUT: Duration = Duration::from_secs(300);
 
+/// Default bound on a card's init (`--init-timeout`).
+pub const DEFAULT_INIT_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The shortest timeout a flag takes: anything shorter would end every lane at once.
+pub const MIN_TIMEOUT: Duration = Duration::from_millis(1);
+
+/// The longest (about 115 days).
+const MAX_TIMEOUT_SECS: f64 = 1e7;
+
+/// A timeout flag's value: seconds as `DIGITS[.DIGITS]` (the one number rule of
+/// [`platform_common::number`]), at least [`MIN_TIMEOUT`].
 fn parse_secs(s: &str) -> Result<Duration, String> {
-    let v: f64 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("{s:?} is not a number of seconds"))?;
-    if !v.is_finite() || v <= 0.0 || v > 1e7 {
-        return Err(format!("{s:?} must be a positive number of seconds"));
+    let v = platform_common::number::decimal(s)
+        .ok_or_else(|| format!("{s:?} is not a number of seconds (digits, optionally a point and digits)"))?;
+    if v > MAX_TIMEOUT_SECS {
+        return Err(format!("{s:?} is too long (at most {MAX_TIMEOUT_SECS} s)"));
     }
-    Ok(Duration::from_secs_f64(v))
+    let d = Duration::from_secs_f64(v);
+    if d < MIN_TIMEOUT {
+        return Err(format!("{s:?} is under the 1 ms minimum"));
+    }
+    Ok(d)
+}
+
+/// A count or card number: digits only (no sign), as every number of the command line.
+fn parse_count(s: &str) -> Result<u32, String> {
+    platform_common::number::whole_u32(s).ok_or_else(|| format!("{s:?} is not a whole number"))
 }
 
 /// What parsing the command line gave.
@@ -180,7 +203,8 @@ pub enum Parsed {
 
 /// Parses `args` (with the program name first). Errors become one line naming the bad part.
 pub fn parse(args: impl IntoIterator<Item = OsString>) -> Parsed {
-    match Cli::try_parse_from(args) {
+    let args: Vec<OsString> = args.into_iter().collect();
+    match Cli::try_parse_from(&args) {
         Ok(cli) => Parsed::Run(Box::new(cli)),
         Err(e) => match e.kind() {
             clap::error::ErrorKind::DisplayHelp
@@ -189,9 +213,39 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Parsed {
                 let _ = e.print();
                 Parsed::Printed
             }
+            // clap's message names no flag: name it (path flags take any bytes and never get here).
+            clap::error::ErrorKind::InvalidUtf8 => {
+                Parsed::Usage(non_utf8_value(&args).unwrap_or_else(|| one_line(&e.to_string())))
+            }
             _ => Parsed::Usage(one_line(&e.to_string())),
         },
     }
+}
+
+/// Flags whose value is a path: any bytes are fine.
+const PATH_FLAGS: [&str; 2] = ["--report-dir", "--stats-out"];
+
+/// The first argument that is not UTF-8 (a path flag's value aside), as a one-line error naming
+/// its flag (clap's own message names none): `--flag=VALUE`, or the value after `--flag`.
+fn non_utf8_value(args: &[OsString]) -> Option<String> {
+    use std::os::unix::ffi::OsStrExt;
+    (1..args.len())
+        .filter(|&i| args[i].to_str().is_none())
+        .map(|i| {
+            let bytes = args[i].as_bytes();
+            let flag = if bytes.starts_with(b"--") && bytes.contains(&b'=') {
+                let end = bytes.iter().position(|b| *b == b'=').unwrap_or(bytes.len());
+                String::from_utf8_lossy(&bytes[..end]).into_owned()
+            } else {
+                match args[i - 1].to_str() {
+                    Some(prev) if i > 1 && prev.starts_with('-') => prev.to_owned(),
+                    _ => format!("argument {i}"),
+                }
+            };
+            (flag, args[i].to_string_lossy())
+        })
+        .find(|(flag, _)| !PATH_FLAGS.contains(&flag.as_str()))
+        .map(|(flag, value)| format!("{flag}: {value:?} is not valid UTF-8"))
 }
 
 /// The first paragraph of a clap message on one line, without its `error: ` prefix (a message
@@ -231,6 +285,53 @@ mod tests {
     }
 
     #[test]
+    fn timeouts_take_decimals_down_to_a_millisecond() {
+        let Parsed::Run(cli) = p(&["--arch", "a5", "--case-timeout", "0.001", "--init-timeout", "2.5"])
+        else {
+            panic!()
+        };
+        assert_eq!(cli.case_timeout, Some(Duration::from_millis(1)));
+        assert_eq!(cli.init_timeout, Some(Duration::from_millis(2500)));
+    }
+
+    #[test]
+    fn a_non_utf8_value_names_its_flag() {
+        use std::os::unix::ffi::OsStringExt;
+        let bad = || OsString::from_vec(vec![b'd', 0xff, b'v']);
+        let args = vec![
+            OsString::from("cardguard-suite"),
+            "--arch".into(),
+            "a5".into(),
+            "--faults".into(),
+            bad(),
+        ];
+        let Parsed::Usage(m) = parse(args) else { panic!() };
+        assert!(
+            m.starts_with("--faults: ") && m.contains("not valid UTF-8"),
+            "{m}"
+        );
+        let mut eq = OsString::from("--runtime=");
+        eq.push(bad());
+        let args = vec![
+            OsString::from("cardguard-suite"),
+            "--arch".into(),
+            "a5".into(),
+            eq,
+        ];
+        let Parsed::Usage(m) = parse(args) else { panic!() };
+        assert!(m.starts_with("--runtime: "), "{m}");
+        // A path takes any bytes.
+        let args = vec![
+            OsString::from("cardguard-suite"),
+            "--arch".into(),
+            "a5".into(),
+            "--report-dir".into(),
+            bad(),
+        ];
+        assert!(matches!(parse(args), Parsed::Run(_)));
+    }
+
+    #[test]
     fn defaults() {
         let Parsed::Run(cli) = p(&["--arch", "a5"]) else {
             panic!()
@@ -257,6 +358,15 @@ mod tests {
             (vec!["--arch", "a5", "--case-timeout", "soon"], "soon"),
             (vec!["--arch", "a5", "--partition", "hash:3/2"], "hash:3/2"),
             (vec!["--arch", "a5", "--bogus"], "--bogus"),
+            (vec!["--arch", "a5", "--retries", "+1"], "+1"),
+            (vec!["--arch", "a5", "--device-num", "+2"], "+2"),
+            (vec!["--arch", "a5", "--devices", "+0"], "+0"),
+            (vec!["--arch", "a5", "--partition", "hash:+1/2"], "hash:+1/2"),
+            (vec!["--arch", "a5", "--case-timeout", "+5"], "+5"),
+            (vec!["--arch", "a5", "--case-timeout", "1e-10"], "1e-10"),
+            (vec!["--arch", "a5", "--case-timeout", "0.0001"], "1 ms"),
+            (vec!["--arch", "a5", "--init-timeout", "0"], "1 ms"),
+            (vec!["--arch", "a5", "--init-timeout", "inf"], "inf"),
         ] {
             let m = usage(&args);
             assert!(!m.contains('\n'), "{m}");

@@ -17,7 +17,8 @@
 //!   (`sink_rerun`, `lane_exit`, `blame`, `retry`, `quarantine`, `watchdog`, `handout`), applied by
 //!   the event loop (`on_exit`, `on_lane`, `lanes`); step 8 is [`report::verdict`] and
 //!   `RunReport::exit_code`; [`report`]: what a run leaves behind.
-//! - [`cli`], [`app`], [`platform`]: the suite binary's surface and the driver chosen at run time.
+//! - [`cli`], [`app`], [`platform`]: the suite binary's surface and the driver chosen at run time;
+//!   [`output`]: its own lines, safe on a closed pipe.
 //!
 //! Design choices: lanes are executors and the dispatcher owns all state (nextest's shape); a lane
 //! gets whole classes per message and streams results back; classification comes from typed
@@ -30,6 +31,7 @@ pub mod cli;
 pub mod dispatch;
 pub mod exec;
 pub mod lane;
+pub mod output;
 pub mod platform;
 pub mod pool;
 pub mod protocol;

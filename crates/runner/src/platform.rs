@@ -156,14 +156,17 @@ cfg_if::cfg_if! {
         /// The fault plan: `faults` (`--faults`), else `ONBOARD_SIM_FAULTS`; checked against the
         /// card count (a bad rule is a usage error quoting it).
         pub fn fault_plan(faults: Option<&str>, cards: u32) -> Result<Option<String>, String> {
-            let text = match faults {
-                Some(t) => Some(t.to_owned()),
-                None => std::env::var(ENV_SIM_FAULTS).ok(),
+            let (text, source) = match faults {
+                Some(t) => (Some(t.to_owned()), "--faults"),
+                None => (
+                    platform_common::env::text(ENV_SIM_FAULTS).map_err(|e| e.to_string())?,
+                    ENV_SIM_FAULTS,
+                ),
             };
             let Some(text) = text.filter(|t| !t.trim().is_empty()) else {
                 return Ok(None);
             };
-            FaultPlan::parse_for_cards(&text, cards).map_err(|e| format!("--faults: {e}"))?;
+            FaultPlan::parse_for_cards(&text, cards).map_err(|e| format!("{source}: {e}"))?;
             Ok(Some(text))
         }
 
@@ -242,8 +245,8 @@ cfg_if::cfg_if! {
             let driver = onboard_driver(arch)?;
             let cards = match std::env::var(ENV_CARDS) {
                 Err(_) => DEFAULT_REAL_CARDS,
-                Ok(v) => match v.trim().parse::<u32>() {
-                    Ok(n) if n > 0 => n,
+                Ok(v) => match platform_common::number::whole_u32(&v) {
+                    Some(n) if n > 0 => n,
                     _ => return Err(PlatformError::Cards { var: ENV_CARDS, value: v }),
                 },
             };

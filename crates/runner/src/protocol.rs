@@ -70,6 +70,19 @@ pub enum FromLane {
         /// Why it failed.
         error: Option<ErrorReport>,
     },
+    /// Building a chip worker on card `device` starts (an init, including closing the worker of
+    /// another runtime first): the dispatcher bounds it by `--init-timeout`.
+    InitStarted {
+        /// The card.
+        device: DeviceId,
+        /// The runtime being built.
+        runtime: String,
+    },
+    /// That init succeeded (a failed one is [`FromLane::InitFailed`]).
+    InitDone {
+        /// The card.
+        device: DeviceId,
+    },
     /// A health event of the lane's card (from its runners' state machines).
     Health {
         /// The event.

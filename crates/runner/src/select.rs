@@ -90,8 +90,8 @@ impl FromStr for Partition {
         let bad = || BadPartition(s.to_owned());
         let rest = s.strip_prefix("hash:").ok_or_else(bad)?;
         let (k, n) = rest.split_once('/').ok_or_else(bad)?;
-        let k: u64 = k.parse().map_err(|_| bad())?;
-        let n: u64 = n.parse().map_err(|_| bad())?;
+        let k = platform_common::number::whole(k).ok_or_else(bad)?;
+        let n = platform_common::number::whole(n).ok_or_else(bad)?;
         if k == 0 || n == 0 || k > n {
             return Err(bad());
         }

@@ -1,8 +1,9 @@
 //! The poison sink: how a lane that cannot recover its card in-process tells the dispatcher which
 //! selectors it could not run (DESIGN section 5, steps 4 and 5).
 //!
-//! The dispatcher creates the file exclusively (`O_EXCL`, mode 0600, an unpredictable name) and
-//! names it to the lane in [`ENV_POISON_SINK`]. The lane appends one JSON record per single
+//! The dispatcher creates the file exclusively (`O_EXCL`, mode 0600, an unpredictable name from
+//! `tempfile`) in the run's private directory ([`SinkDir`], mode 0700, removed with everything
+//! in it when the run ends) and names it to the lane in [`ENV_POISON_SINK`]. The lane appends one JSON record per single
 //! `O_APPEND` write (never creating the file), so records of concurrent writers never interleave;
 //! a failed write warns and never turns a skip into an error. After the lane exits, for any
 //! reason, the dispatcher reads the file (skipping malformed lines with a warning), deduplicates the
@@ -12,7 +13,6 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use platform_common::{Code, DeviceId};
@@ -38,6 +38,28 @@ pub struct SinkRecord {
     pub reason: String,
 }
 
+/// The run's private directory of sinks: created 0700 under the temp dir with an unpredictable
+/// name, removed (with any sink left in it) when dropped.
+#[derive(Debug)]
+pub struct SinkDir(tempfile::TempDir);
+
+impl SinkDir {
+    /// Creates the directory.
+    pub fn create() -> io::Result<Self> {
+        use std::os::unix::fs::PermissionsExt;
+        tempfile::Builder::new()
+            .prefix("cardguard-sinks-")
+            .permissions(fs::Permissions::from_mode(0o700))
+            .tempdir()
+            .map(Self)
+    }
+
+    /// Its path.
+    pub fn path(&self) -> &Path {
+        self.0.path()
+    }
+}
+
 /// The dispatcher's end: a sink it created for one lane.
 #[derive(Debug)]
 pub struct Sink {
@@ -47,20 +69,14 @@ pub struct Sink {
 impl Sink {
     /// Creates an empty sink with an unpredictable name in `dir`: exclusively, mode 0600.
     pub fn create(dir: &Path, device: DeviceId) -> io::Result<Self> {
-        loop {
-            let name = format!("poison-sink-card{device}-{:016x}.jsonl", rand::random::<u64>());
-            let path = dir.join(name);
-            match OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(&path)
-            {
-                Ok(_) => return Ok(Self { path }),
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(e),
-            }
-        }
+        let (_file, path) = tempfile::Builder::new()
+            .prefix(&format!("poison-sink-card{device}-"))
+            .suffix(".jsonl")
+            .rand_bytes(16)
+            .tempfile_in(dir)?
+            .keep()
+            .map_err(|e| e.error)?;
+        Ok(Self { path })
     }
 
     /// The file, for [`ENV_POISON_SINK`].
@@ -222,6 +238,23 @@ mod tests {
         let mode = fs::metadata(a.path()).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
         assert_eq!(a.take(), SinkContents::default());
+    }
+
+    #[test]
+    fn the_sink_dir_is_private_and_goes_with_its_sinks() {
+        let dir = SinkDir::create().unwrap();
+        let path = dir.path().to_owned();
+        let mode = fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700);
+        let sink = Sink::create(dir.path(), 3).unwrap();
+        assert!(sink.path().starts_with(&path));
+        let name = sink.path().file_name().unwrap().to_string_lossy().into_owned();
+        assert!(
+            name.starts_with("poison-sink-card3-") && name.ends_with(".jsonl"),
+            "{name}"
+        );
+        drop(dir);
+        assert!(!path.exists(), "removed with the sink left in it");
     }
 
     #[test]

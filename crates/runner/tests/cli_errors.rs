@@ -1,13 +1,29 @@
 //! Every bad flag value, selector, device list, fault plan or environment value is exit 2 with a
-//! one-line error naming the bad part; `--list` and partitions select without running.
+//! one-line error naming the bad part; `--list` and partitions select without running; a closed
+//! stdout or stderr never changes the exit status.
 
 mod common;
+
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStringExt;
+use std::process::Stdio;
 
 use common::*;
 use platform_common::lease::LeaseConfig;
 use platform_common::DeviceLease;
 
 fn bad(sb: &Sandbox, args: &[&str], env: &[(&str, &str)], needle: &str) {
+    let env: Vec<(&str, OsString)> = env.iter().map(|(k, v)| (*k, OsString::from(v))).collect();
+    let args: Vec<OsString> = args.iter().map(OsString::from).collect();
+    bad_os(sb, &args, &env, needle);
+}
+
+/// Not UTF-8: `\xff` between two letters.
+fn not_utf8() -> OsString {
+    OsString::from_vec(vec![b'a', 0xff, b'z'])
+}
+
+fn bad_os(sb: &Sandbox, args: &[OsString], env: &[(&str, OsString)], needle: &str) {
     let mut c = sb.bare();
     c.args(["--no-progress", "--report-dir"])
         .arg(sb.report_dir())
@@ -93,6 +109,187 @@ fn every_bad_input_is_exit_2_and_one_line() {
         &a5,
         &[("ONBOARD_SIM_FAULTS", "dev=0:op_timeout@x")],
         "op_timeout@x",
+    );
+}
+
+/// Item 8's inputs: timeouts under 1 ms, a leading `+` on any number, a bad plan in the
+/// environment named as the variable, an empty lock dir variable, `--list` checking what a run
+/// checks.
+#[test]
+fn numbers_timeouts_and_sources_follow_one_rule() {
+    let sb = Sandbox::new();
+    let a5 = ["--arch", "a5", "--platform", "sim"];
+    let with = |extra: &[&'static str]| -> Vec<&'static str> { a5.iter().chain(extra).copied().collect() };
+    // Timeouts: 1e-10 used to become zero; under 1 ms is refused, for every timeout flag.
+    bad(&sb, &with(&["--case-timeout", "1e-10"]), &[], "--case-timeout");
+    bad(&sb, &with(&["--case-timeout", "0.0009"]), &[], "1 ms");
+    bad(&sb, &with(&["--init-timeout", "0.0001"]), &[], "--init-timeout");
+    // One number rule: a leading + is refused everywhere, as the fault grammar refuses it.
+    bad(&sb, &with(&["--devices", "+1"]), &[], "+1");
+    bad(&sb, &with(&["--devices", "0-+1"]), &[], "0-+1");
+    bad(&sb, &with(&["--retries", "+1"]), &[], "--retries");
+    bad(&sb, &with(&["--device-num", "+2"]), &[], "--device-num");
+    bad(&sb, &with(&["--partition", "hash:+1/2"]), &[], "hash:+1/2");
+    bad(&sb, &with(&["--case-timeout", "+5"]), &[], "--case-timeout");
+    bad(&sb, &with(&["--init-timeout", "+5"]), &[], "--init-timeout");
+    bad(&sb, &with(&["--faults", "dev=+0:dead"]), &[], "dev=+0");
+    bad(
+        &sb,
+        &a5,
+        &[("ONBOARD_SCHEDULER_TIMEOUT_MS", "+20")],
+        "ONBOARD_SCHEDULER_TIMEOUT_MS",
+    );
+    bad(&sb, &a5, &[("ONBOARD_SIM_CARDS", "+4")], "ONBOARD_SIM_CARDS");
+    // A bad plan in the environment is named as the variable, not as --faults.
+    let mut c = sb.bare();
+    let out = c
+        .args(with(&["--no-progress"]))
+        .env("ONBOARD_SIM_FAULTS", "dev=0:explode@1")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.starts_with("error: ONBOARD_SIM_FAULTS: "), "{err}");
+    assert!(!err.contains("--faults"), "{err}");
+    // An empty lock dir variable names the variable.
+    bad(&sb, &a5, &[("ONBOARD_LOCK_DIR", "")], "ONBOARD_LOCK_DIR");
+    bad(&sb, &a5, &[("ONBOARD_SIM_ROOT", "")], "ONBOARD_SIM_ROOT");
+    // --list checks what a run checks before it takes cards.
+    bad(
+        &sb,
+        &with(&["--list", "--faults", "dev=0:explode@1"]),
+        &[],
+        "explode",
+    );
+    bad(
+        &sb,
+        &with(&["--list"]),
+        &[("ONBOARD_SIM_FAULTS", "dev=9:dead")],
+        "ONBOARD_SIM_FAULTS",
+    );
+    bad(
+        &sb,
+        &with(&["--list"]),
+        &[("ONBOARD_SIM_CARDS", "lots")],
+        "ONBOARD_SIM_CARDS",
+    );
+}
+
+/// A value that is not UTF-8 is an error naming its flag or variable (it used to fall back to
+/// the default, or get clap's message naming no flag); a path takes any bytes.
+#[test]
+fn values_that_are_not_utf8_name_their_flag_or_variable() {
+    let sb = Sandbox::new();
+    let a5: Vec<OsString> = ["--arch", "a5", "--platform", "sim"]
+        .iter()
+        .map(OsString::from)
+        .collect();
+    let with = |flag: &str, v: OsString| -> Vec<OsString> {
+        let mut a = a5.clone();
+        a.push(flag.into());
+        a.push(v);
+        a
+    };
+    bad_os(&sb, &with("--faults", not_utf8()), &[], "--faults");
+    bad_os(&sb, &with("--runtime", not_utf8()), &[], "--runtime");
+    bad_os(&sb, &with("--case", not_utf8()), &[], "--case");
+    let mut eq = OsString::from("--devices=");
+    eq.push(not_utf8());
+    let mut args = a5.clone();
+    args.push(eq);
+    bad_os(&sb, &args, &[], "--devices");
+    for var in [
+        "ONBOARD_SIM_CARDS",
+        "ONBOARD_SIM_FAULTS",
+        "ONBOARD_SCHEDULER_TIMEOUT_MS",
+        "ONBOARD_OP_EXECUTE_TIMEOUT_US",
+        "ONBOARD_STREAM_SYNC_TIMEOUT_MS",
+        "ONBOARD_ACL_LIB",
+        "ONBOARD_CARDS",
+    ] {
+        bad_os(&sb, &a5, &[(var, not_utf8())], var);
+    }
+    // A report dir that is not UTF-8 is a fine path.
+    let mut dir = sb.dir.path().as_os_str().to_owned();
+    dir.push("/r");
+    dir.push(not_utf8());
+    let out = sb
+        .bare()
+        .args(["--arch", "a5", "--platform", "sim", "--no-progress"])
+        .args(["--devices", "0", "--case", "VectorAdd::single_element"])
+        .arg("--report-dir")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(std::path::Path::new(&dir).join("report.json").is_file());
+}
+
+/// A write end of a pipe whose read end is already closed: every write to it fails with EPIPE.
+fn closed_pipe() -> Stdio {
+    let (read, write) = rustix::pipe::pipe().unwrap();
+    drop(read);
+    Stdio::from(write)
+}
+
+/// `--list | head -1` and a run whose stdout is a closed pipe used to exit 101 (a panic in
+/// `println!`); a closed stdout or stderr never changes the exit status.
+#[test]
+fn a_closed_stdout_or_stderr_never_changes_the_exit_status() {
+    let sb = Sandbox::new();
+    let list = sb
+        .command("a5", &["--list"])
+        .stdout(closed_pipe())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&list.stderr);
+    assert_eq!(list.status.code(), Some(0), "--list: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+
+    let run = sb
+        .command(
+            "a5",
+            &[
+                "--devices",
+                "0,1",
+                "--case",
+                "VectorAdd",
+                "--faults",
+                "dev=0:op_timeout@1",
+            ],
+        )
+        .stdout(closed_pipe())
+        .stderr(closed_pipe())
+        .status()
+        .unwrap();
+    assert_eq!(
+        run.code(),
+        Some(0),
+        "a run with both pipes closed: its verdicts' status"
+    );
+    let report = runner::report::read_report(&sb.report_dir().join("report.json")).unwrap();
+    assert!(report.summary.is_consistent());
+    assert!(
+        report.summary.flaky >= 1,
+        "the op-timeout was retried: {:?}",
+        report.summary
+    );
+
+    let usage = sb
+        .command("a5", &["--retries", "x"])
+        .stderr(closed_pipe())
+        .status()
+        .unwrap();
+    assert_eq!(
+        usage.code(),
+        Some(2),
+        "a usage error on a closed stderr is still 2"
     );
 }
 

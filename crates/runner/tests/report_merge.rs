@@ -141,3 +141,52 @@ fn merge_reads_dirs_and_writes_report_and_junit() {
         format!("merge reports: {} holds no report.json", empty.display())
     );
 }
+
+/// A directory whose journal is of another run than its report (a re-run that died, or two runs
+/// in one directory before report dirs were locked) is refused, naming the directory and both
+/// runs; a journal of the report's own run is fine.
+#[test]
+fn merge_refuses_a_dir_whose_journal_and_report_are_of_different_runs() {
+    use runner::report::model::Event;
+    use runner::report::{Journal, JOURNAL_JSONL};
+    let tmp = tempfile::tempdir().unwrap();
+    let journal_of = |dir: &std::path::Path, run_id: &str| {
+        let j = Journal::create(&dir.join(JOURNAL_JSONL)).unwrap();
+        j.append(&Event::RunStarted {
+            at_ms: 0,
+            run_id: run_id.into(),
+            arch: platform_common::Arch::A5,
+            platform: Platform::Sim,
+            devices: vec![0, 1],
+            cases: 3,
+        })
+        .unwrap();
+    };
+    let good = tmp.path().join("good");
+    std::fs::create_dir(&good).unwrap();
+    write_report(
+        &good.join(REPORT_JSON),
+        &report_fixture::report_with("run-a", &report_fixture::CASES[..3]),
+    )
+    .unwrap();
+    journal_of(&good, "run-a");
+    assert!(read_run_dirs(std::slice::from_ref(&good)).is_ok());
+
+    let mixed = tmp.path().join("mixed");
+    std::fs::create_dir(&mixed).unwrap();
+    write_report(
+        &mixed.join(REPORT_JSON),
+        &report_fixture::report_with("run-b", &report_fixture::CASES[3..]),
+    )
+    .unwrap();
+    journal_of(&mixed, "run-c");
+    let err = read_run_dirs(&[good, mixed.clone()]).unwrap_err();
+    assert!(matches!(err, ReportError::MixedRuns { .. }), "{err}");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "merge reports: {} holds the report of run run-b but the journal of run run-c",
+            mixed.display()
+        )
+    );
+}

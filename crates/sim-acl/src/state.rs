@@ -58,6 +58,9 @@ fn arch_facts(arch: Arch) -> ArchFacts {
 fn build() -> Result<Sim, String> {
     let settings = Settings::load()?;
     init_logging(&settings);
+    // A variable that is not UTF-8 is an error naming it, never a silent default.
+    platform_common::env::check(platform_common::env::PLATFORM_VARS).map_err(|e| e.to_string())?;
+    platform_common::env::check(&[ENV_SIM_ARCH]).map_err(|e| e.to_string())?;
     let arch = match settings.get(ENV_SIM_ARCH) {
         None => Arch::A5,
         Some(v) => v
@@ -72,8 +75,8 @@ fn build() -> Result<Sim, String> {
     };
     let mut cfg = SimConfig::new(facts, root);
     if let Some(v) = settings.get(ENV_SIM_CARDS) {
-        cfg.cards = match v.trim().parse::<u32>() {
-            Ok(n) if n > 0 => n,
+        cfg.cards = match platform_common::number::whole_u32(&v) {
+            Some(n) if n > 0 => n,
             _ => return Err(format!("{ENV_SIM_CARDS}={v:?} is not a positive whole number")),
         };
     }

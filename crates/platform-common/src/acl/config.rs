@@ -91,6 +91,7 @@ impl AclConfig {
 
     /// [`AclConfig::with_lookup`] from the process environment.
     pub fn from_env() -> Result<Self, AclLoadError> {
+        crate::env::check(&[ENV_ACL_LIB])?;
         Self::with_lookup(|v| std::env::var(v).ok())
     }
 

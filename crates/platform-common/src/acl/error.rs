@@ -59,6 +59,9 @@ pub enum AclLoadError {
         /// The absent symbols, in the driver's order.
         symbols: Vec<&'static str>,
     },
+    /// `ONBOARD_ACL_LIB` is not valid UTF-8.
+    #[error(transparent)]
+    Env(#[from] crate::env::EnvError),
 }
 
 impl AclLoadError {

@@ -95,13 +95,17 @@ impl SimConfig {
     /// directory, else under the temp dir), [`ENV_SIM_CARDS`] (default 8) and the timeout overrides
     /// of [`Timeouts::from_env`].
     pub fn from_env(arch: ArchFacts) -> Result<Self, SimError> {
-        let root = match std::env::var_os(ENV_SIM_ROOT) {
-            Some(r) if !r.is_empty() => PathBuf::from(r),
-            _ => default_root(),
+        let env_error = |e: crate::env::EnvError| SimError::Env {
+            var: e.var,
+            value: e.value.clone(),
+            reason: e.reason(),
         };
-        let cards = match std::env::var(ENV_SIM_CARDS) {
-            Err(_) => DEFAULT_CARDS,
-            Ok(v) => parse_cards(&v)?,
+        let root = crate::env::path(ENV_SIM_ROOT)
+            .map_err(env_error)?
+            .unwrap_or_else(default_root);
+        let cards = match crate::env::text(ENV_SIM_CARDS).map_err(env_error)? {
+            None => DEFAULT_CARDS,
+            Some(v) => parse_cards(&v)?,
         };
         Ok(Self {
             arch,
@@ -130,14 +134,11 @@ fn parse_cards(v: &str) -> Result<u32, SimError> {
         value: v.to_owned(),
         reason,
     };
-    let t = v.trim();
-    if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(bad("is not a whole number"));
-    }
-    match t.parse::<u32>() {
-        Ok(0) => Err(bad("must be at least 1")),
-        Ok(n) => Ok(n),
-        Err(_) => Err(bad("is too large")),
+    match crate::number::whole(v).map(u32::try_from) {
+        None => Err(bad("is not a whole number")),
+        Some(Ok(0)) => Err(bad("must be at least 1")),
+        Some(Ok(n)) => Ok(n),
+        Some(Err(_)) => Err(bad("is too large")),
     }
 }
 

@@ -241,11 +241,7 @@ fn eq_form(fault: &str) -> &'static str {
 
 /// A whole number of ASCII digits only (no sign, no spaces inside).
 fn whole_number(text: &str) -> Option<u64> {
-    let t = text.trim();
-    if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    t.parse().ok()
+    crate::number::whole(text)
 }
 
 fn count(text: &str, what: &'static str) -> Result<u64, PlanErrorKind> {

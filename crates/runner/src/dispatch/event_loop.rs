@@ -7,7 +7,8 @@
 //!
 //! - lane management (start, hand-out, close, the multi-card phase): `lanes`;
 //! - messages from lanes (attempts, health, init failures, worker steps): `on_lane`;
-//! - lane exits (blame, sink, fresh lanes, quarantine, abandon): `on_exit`.
+//! - lane exits (blame, sink, fresh lanes, quarantine, abandon): `on_exit`;
+//! - SIGINT / SIGTERM (no more work, every lane ended, every open case skipped): `on_signal`.
 //!
 //! Health events carry the time they happened in the lane (their Unix time, made relative to the
 //! run's start), not the time they were read. It never runs a case and never writes a file itself
@@ -18,12 +19,12 @@ use std::time::{Duration, Instant};
 
 use platform_common::DeviceLease;
 
-use super::kill::Termination;
+use super::kill::{KillReason, Termination};
 use super::lane_proc::LaneEvent;
 use super::policy::{self, Limits};
 use super::state::{Card, DispatchStats, Lane, LoopSettings};
 use super::work::Work;
-use crate::report::model::{Event, HealthRecord};
+use crate::report::model::{Event, HealthRecord, Interruption, RunnerEventKind};
 use crate::report::{ReportError, Reporter};
 
 /// The parent of a run's lanes.
@@ -40,6 +41,8 @@ pub struct Dispatcher {
     pub(super) first_assign: Option<Instant>,
     pub(super) last_verdict: Option<Instant>,
     pub(super) multi_deaths: u32,
+    /// The signal that interrupted the run, once one did.
+    pub(super) interrupted: Option<Interruption>,
 }
 
 impl std::fmt::Debug for Dispatcher {
@@ -68,7 +71,13 @@ impl Dispatcher {
             first_assign: None,
             last_verdict: None,
             multi_deaths: 0,
+            interrupted: None,
         }
+    }
+
+    /// A sender into the loop's channel (for `dispatch::signals`).
+    pub fn sender(&self) -> Sender<LaneEvent> {
+        self.tx.clone()
     }
 
     /// Runs until every case has a verdict and every lane has exited; returns the reporter (to
@@ -76,22 +85,29 @@ impl Dispatcher {
     pub fn run(mut self) -> (Reporter, DispatchStats) {
         self.refill_all();
         loop {
-            if self.work.all_done() && self.finishing.is_none() {
-                self.finishing = Some(Instant::now());
-                for id in 0..self.lanes.len() {
-                    self.close_lane(id);
+            if let Some(signal) = self.interrupted {
+                if self.lanes.iter().all(|l| !l.alive) {
+                    self.skip_unfinished(signal);
+                    break;
                 }
-            }
-            if !self.work.all_done() && self.cards.iter().all(|c| c.quarantined) {
-                self.abandon_all();
-                continue;
-            }
-            if self.finishing.is_some() && self.lanes.iter().all(|l| !l.alive) {
-                break;
-            }
-            if self.maybe_start_multi() {
-                // It abandoned the multi-card cases: the loop's end checks see it at once.
-                continue;
+            } else {
+                if self.work.all_done() && self.finishing.is_none() {
+                    self.finishing = Some(Instant::now());
+                    for id in 0..self.lanes.len() {
+                        self.close_lane(id);
+                    }
+                }
+                if !self.work.all_done() && self.cards.iter().all(|c| c.quarantined) {
+                    self.abandon_all();
+                    continue;
+                }
+                if self.finishing.is_some() && self.lanes.iter().all(|l| !l.alive) {
+                    break;
+                }
+                if self.maybe_start_multi() {
+                    // It abandoned the multi-card cases: the loop's end checks see it at once.
+                    continue;
+                }
             }
             let event = match self.rx.try_recv() {
                 Ok(ev) => Some(ev),
@@ -110,6 +126,7 @@ impl Dispatcher {
             match event {
                 Some(LaneEvent::Msg(id, msg)) => self.on_msg(id, msg),
                 Some(LaneEvent::Exited(id, status)) => self.on_exit(id, status),
+                Some(LaneEvent::Interrupted(signal)) => self.on_interrupt(signal),
                 None => {}
             }
             self.check_deadlines();
@@ -158,6 +175,7 @@ impl Dispatcher {
     fn limits(&self) -> Limits {
         Limits {
             case_timeout: self.settings.case_timeout,
+            init_timeout: self.settings.init_timeout,
             close_timeout: self.settings.close_timeout,
         }
     }
@@ -203,6 +221,30 @@ impl Dispatcher {
             let (reason, grace) = policy::watchdog::on_deadline(&l.times());
             tracing::warn!(pid, ?reason, "lane past its deadline: ending it");
             l.kill = Some(Termination::begin(pid, reason, now, grace));
+            if reason == KillReason::InitTimeout {
+                self.init_timed_out(id);
+            }
+        }
+    }
+
+    /// Lane `id` is being ended for an init past `--init-timeout`: a health event
+    /// `init_timed_out` of each card it was initialising (never an attempt of any case).
+    fn init_timed_out(&mut self, id: usize) {
+        let initing = std::mem::take(&mut self.lanes[id].initing);
+        let pid = self.lanes[id].proc_.pid;
+        let secs = self.settings.init_timeout.as_secs_f64();
+        for (card, runtime, _) in initing {
+            self.lanes[id].init_timed_out.push(card);
+            let device = self.cards[card].device;
+            let detail = format!(
+                "init of runtime {runtime} on card {device} did not finish within --init-timeout of \
+                 {secs} s; lane pid {pid} was ended"
+            );
+            let at_ms = self.now_ms();
+            self.health(
+                card,
+                HealthRecord::runner(at_ms, RunnerEventKind::InitTimedOut, detail).with_pid(pid),
+            );
         }
     }
 }

@@ -18,6 +18,10 @@ pub enum KillReason {
     Watchdog,
     /// The lane was told to close (stdin closed) and did not exit in time.
     CloseLate,
+    /// Building a worker (an init) exceeded `--init-timeout`: the card's problem, no case's.
+    InitTimeout,
+    /// A signal interrupted the run: every lane is ended.
+    Interrupted,
 }
 
 /// One termination of a lane's process group.

@@ -15,7 +15,7 @@ use std::sync::mpsc::Sender;
 use platform_common::{DeviceId, DeviceLease};
 
 use crate::protocol::{FromLane, ToLane, ENV_POISON_SINK, LANE_FLAG};
-use crate::report::model::LaneStatus;
+use crate::report::model::{Interruption, LaneStatus};
 
 /// A lane's serial number within a run.
 pub type LaneId = usize;
@@ -27,6 +27,8 @@ pub enum LaneEvent {
     Msg(LaneId, FromLane),
     /// The lane closed its stdout and was reaped.
     Exited(LaneId, LaneStatus),
+    /// SIGINT or SIGTERM reached the dispatcher (`dispatch::signals`): end the run.
+    Interrupted(Interruption),
 }
 
 /// How to start lanes: the suite binary and the arguments every lane gets.

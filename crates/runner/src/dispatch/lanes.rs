@@ -24,9 +24,10 @@ impl Dispatcher {
     pub(super) fn spawn(&mut self, card: usize, start: Start) {
         let device = self.cards[card].device;
         let sink = match start {
-            Start::Regular => match Sink::create(&self.settings.sink_dir, device) {
-                Ok(s) => Some(s),
-                Err(e) => {
+            Start::Regular => match self.settings.sink_dir.as_deref().map(|d| Sink::create(d, device)) {
+                None => None,
+                Some(Ok(s)) => Some(s),
+                Some(Err(e)) => {
                     tracing::warn!(
                         device,
                         "cannot create a poison sink ({e}); the lane runs without one"
@@ -88,6 +89,8 @@ impl Dispatcher {
             heard: Instant::now(),
             closed_at: None,
             init_failed: Vec::new(),
+            initing: Vec::new(),
+            init_timed_out: Vec::new(),
             alive: true,
         });
         self.cards[card].lane = Some(id);
@@ -187,6 +190,9 @@ impl Dispatcher {
     /// Hands queued units to lanes round-robin, one unit per lane per round, so work spreads over
     /// the cards; then starts lanes on idle healthy cards if work is still queued.
     pub(super) fn refill_all(&mut self) {
+        if self.interrupted.is_some() {
+            return;
+        }
         self.ensure_lanes();
         loop {
             let mut gave = false;

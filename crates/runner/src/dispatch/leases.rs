@@ -44,7 +44,7 @@ impl FromStr for DeviceSpec {
             if part.is_empty() {
                 return Err(bad("empty entry"));
             }
-            let num = |t: &str| t.trim().parse::<DeviceId>().map_err(|_| bad("not a card number"));
+            let num = |t: &str| platform_common::number::whole_u32(t).ok_or_else(|| bad("not a card number"));
             match part.split_once('-') {
                 Some((a, b)) => {
                     let (a, b) = (num(a)?, num(b)?);
@@ -243,6 +243,8 @@ mod tests {
             "1,,2",
             "1,1",
             "-1",
+            "+1",
+            "0-+2",
             "1-",
             "0-4000000000",
             "0-1024",

@@ -10,10 +10,11 @@
 //! - `leases`: `--devices` / `--device-num`;
 //! - `work`: the cases' bookkeeping and the queue;
 //! - `policy`: every decision of steps 5 to 8, as pure functions with table tests;
-//! - `event_loop`, `lanes`, `on_lane`, `on_exit`, `state`: the loop that owns the lane processes
-//!   and the clock and applies the policy's decisions;
+//! - `event_loop`, `lanes`, `on_lane`, `on_exit`, `on_signal`, `state`: the loop that owns the
+//!   lane processes and the clock and applies the policy's decisions;
 //! - `lane_proc`: lane processes and their reader threads;
-//! - `kill`: SIGTERM, grace, SIGKILL of a lane's process group.
+//! - `kill`: SIGTERM, grace, SIGKILL of a lane's process group;
+//! - `signals`: SIGINT / SIGTERM to the dispatcher, fed into the event loop (`on_interrupt`).
 //!
 //! It never runs a case itself.
 
@@ -24,8 +25,10 @@ mod lanes;
 mod leases;
 mod on_exit;
 mod on_lane;
+mod on_signal;
 pub mod policy;
 mod run;
+mod signals;
 mod skip;
 mod state;
 mod work;

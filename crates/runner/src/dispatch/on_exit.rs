@@ -11,7 +11,9 @@ use std::time::Instant;
 use platform_common::DeviceId;
 
 use super::event_loop::Dispatcher;
-use super::policy::{self, DeathFacts, ExitDecision, ExitFacts, InitFailure, MultiInitStep, Outstanding};
+use super::policy::{
+    self, DeathFacts, ExitDecision, ExitFacts, InitFailure, InitTimeoutStep, MultiInitStep, Outstanding,
+};
 use super::state::Start;
 use crate::report::model::{Event, HealthRecord, LaneStatus, RunnerEventKind};
 use crate::sink::Sink;
@@ -24,7 +26,8 @@ impl Dispatcher {
         let pid = l.proc_.pid;
         let kind = l.kind;
         let kill = l.kill.take().map(|k| k.reason);
-        let init_failed = std::mem::take(&mut l.init_failed);
+        let mut init_failed = std::mem::take(&mut l.init_failed);
+        let init_timed_out = std::mem::take(&mut l.init_timed_out);
         let running = l.running.take();
         let heard = l.heard;
         let sink = l.sink.take();
@@ -41,6 +44,16 @@ impl Dispatcher {
             pid,
             status,
         });
+        if self.interrupted.is_some() {
+            // The run is ending: nobody is blamed, nothing is retried, no lane starts; the sink
+            // is removed (its cases are skipped with the others).
+            if let Some(sink) = sink {
+                sink.take();
+            }
+            self.lanes[lane].outstanding.clear();
+            self.lanes[lane].batches.clear();
+            return;
+        }
 
         // Step 6: who pays for the death.
         let next = self.lanes[lane]
@@ -72,7 +85,15 @@ impl Dispatcher {
             },
         };
 
-        // Steps 5 and 7: what follows.
+        // Steps 5 and 7: what follows. A multi-card lane's init timeout is its cards' init failure.
+        let own_init_timed_out = init_timed_out.contains(&card);
+        if kind == policy::LaneKind::Multi {
+            for c in init_timed_out {
+                if !init_failed.contains(&c) {
+                    init_failed.push(c);
+                }
+            }
+        }
         let facts = ExitFacts {
             kind,
             status,
@@ -90,6 +111,8 @@ impl Dispatcher {
                 .collect(),
             sink_reruns: split.fresh.len(),
             deaths_before: self.cards[card].deaths,
+            init_timed_out: own_init_timed_out,
+            init_timeouts_before: self.cards[card].init_timeouts,
         };
         match policy::after_exit(&facts) {
             ExitDecision::Closed => return,
@@ -111,6 +134,16 @@ impl Dispatcher {
             ExitDecision::Quarantine(reason) => {
                 self.work.requeue(&outstanding);
                 self.quarantine(card, &reason);
+            }
+            ExitDecision::InitTimeout(step) => {
+                self.work.requeue(&outstanding);
+                match step {
+                    InitTimeoutStep::FreshNext(reason) => {
+                        self.cards[card].init_timeouts += 1;
+                        self.cards[card].replacement = Some(reason);
+                    }
+                    InitTimeoutStep::Quarantine(reason) => self.quarantine(card, &reason),
+                }
             }
             ExitDecision::FreshLane(reason) => {
                 self.work.requeue(&split.requeue);

@@ -36,6 +36,18 @@ impl Dispatcher {
                 error,
             } => self.on_finished(lane, &case, outcome, duration_us / 1000, error),
             FromLane::Health { event } => self.on_health(lane, &event),
+            FromLane::InitStarted { device, runtime } => {
+                let card = self.card_of(lane, device);
+                let l = &mut self.lanes[lane];
+                if !l.initing.iter().any(|(c, _, _)| *c == card) {
+                    l.initing.push((card, runtime, Instant::now()));
+                }
+            }
+            FromLane::InitDone { device } => {
+                let card = self.card_of(lane, device);
+                self.lanes[lane].initing.retain(|(c, _, _)| *c != card);
+                self.cards[card].init_timeouts = 0;
+            }
             FromLane::InitFailed {
                 device,
                 runtime,
@@ -67,6 +79,7 @@ impl Dispatcher {
     /// lane saw it), never an attempt of a case; the lane's exit decides what it means.
     fn on_init_failed(&mut self, lane: usize, device: DeviceId, runtime: &str, error: &ErrorReport) {
         let card = self.card_of(lane, device);
+        self.lanes[lane].initing.retain(|(c, _, _)| *c != card);
         if !self.lanes[lane].init_failed.contains(&card) {
             self.lanes[lane].init_failed.push(card);
         }
@@ -98,6 +111,7 @@ impl Dispatcher {
             return;
         };
         self.lanes[lane].running = Some((i, Instant::now()));
+        self.lanes[lane].initing.clear();
         let device = self.cards[self.lanes[lane].card].device;
         let attempt = self.work.case(i).attempts + 1;
         let at_ms = self.now_ms();

@@ -4,21 +4,22 @@
 //! This file owns the order of a run's phases. It never decides a retry, a blame or a quarantine
 //! (the policy does, applied by the event loop) and never parses flags (the app does).
 
-use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 use platform_common::{Arch, DeviceLease};
 
 use super::event_loop::Dispatcher;
 use super::lane_proc::LaneCommand;
+use super::signals::SignalWatch;
 use super::skip::skip_reason;
 use super::state::{DispatchStats, LoopSettings};
 use super::work::Work;
 use crate::case::Suite;
 use crate::platform::PlatformInfo;
 use crate::report::model::{Event, FlakyResult, RunInfo, RunReport};
-use crate::report::{ReportError, Reporter};
+use crate::report::{ReportDir, ReportDirError, ReportError, Reporter};
 use crate::select::Selection;
+use crate::sink::SinkDir;
 
 /// Everything a run needs, checked.
 #[derive(Debug)]
@@ -37,8 +38,10 @@ pub struct RunPlan {
     pub flaky_result: FlakyResult,
     /// Per-case timeout.
     pub case_timeout: Duration,
-    /// The report directory.
-    pub report_dir: PathBuf,
+    /// Bound on one init (building a worker).
+    pub init_timeout: Duration,
+    /// The report directory, held for the run and cleared of an earlier run's files.
+    pub report_dir: ReportDir,
     /// The run's id.
     pub run_id: String,
     /// Whether to draw progress bars.
@@ -53,6 +56,9 @@ pub enum DispatchError {
     /// The report directory or its journal could not be created or written before the run.
     #[error("failed to start the reports")]
     Report(#[from] ReportError),
+    /// An earlier run's files could not be cleared from the report directory.
+    #[error(transparent)]
+    ReportDir(#[from] ReportDirError),
 }
 
 /// What a run gave: the report (its verdicts stand even when a report file could not be
@@ -78,7 +84,16 @@ pub fn run(plan: RunPlan, suite: &Suite) -> Result<RunOutcome, DispatchError> {
         run_id: plan.run_id.clone(),
         started_at: crate::report::rfc3339_utc(SystemTime::now()),
     };
-    let mut reporter = Reporter::create(&plan.report_dir, info, plan.progress)?;
+    plan.report_dir.clear()?;
+    let mut reporter = Reporter::create(plan.report_dir.path(), info, plan.progress)?;
+    // The poison sinks live in a private directory of the run, removed with it.
+    let sinks = match SinkDir::create() {
+        Ok(d) => Some(d),
+        Err(e) => {
+            tracing::warn!("cannot create the run's poison-sink directory ({e}); lanes run without sinks");
+            None
+        }
+    };
     let mut work = Work::new(suite, &plan.selection);
     reporter.event(&Event::RunStarted {
         at_ms: 0,
@@ -108,12 +123,24 @@ pub fn run(plan: RunPlan, suite: &Suite) -> Result<RunOutcome, DispatchError> {
     let settings = LoopSettings {
         retries: plan.retries,
         case_timeout: plan.case_timeout,
+        init_timeout: plan.init_timeout,
         command: plan.command,
-        sink_dir: plan.report_dir.clone(),
+        sink_dir: sinks.as_ref().map(|d| d.path().to_owned()),
         close_timeout: close_timeout(&plan.platform),
     };
-    let (reporter, stats) = Dispatcher::new(settings, work, plan.leases, reporter).run();
+    let dispatcher = Dispatcher::new(settings, work, plan.leases, reporter);
+    let watch = match SignalWatch::start(dispatcher.sender(), sinks.as_ref().map(|d| d.path().to_owned())) {
+        Ok(w) => Some(w),
+        Err(e) => {
+            tracing::warn!("cannot watch SIGINT and SIGTERM ({e}); a signal ends the run without reports");
+            None
+        }
+    };
+    let (reporter, stats) = dispatcher.run();
     let (report, written) = reporter.finish_keeping_report(plan.flaky_result);
+    drop(watch);
+    drop(sinks);
+    drop(plan.report_dir);
     Ok(RunOutcome {
         report,
         stats,

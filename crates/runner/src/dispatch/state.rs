@@ -21,10 +21,13 @@ pub struct LoopSettings {
     pub retries: u32,
     /// Per-case timeout.
     pub case_timeout: Duration,
+    /// Bound on one init (building a worker), `--init-timeout`.
+    pub init_timeout: Duration,
     /// How lanes are started.
     pub command: LaneCommand,
-    /// Where sinks are created.
-    pub sink_dir: PathBuf,
+    /// Where sinks are created (the run's private [`crate::sink::SinkDir`]); none when it could
+    /// not be made: lanes then run without a sink.
+    pub sink_dir: Option<PathBuf>,
     /// How long closing lanes may take at the end before they are killed.
     pub close_timeout: Duration,
 }
@@ -52,6 +55,9 @@ pub(super) struct Card {
     pub(super) replacement: Option<String>,
     /// Multi-card lanes that could not init this card (the second one quarantines it).
     pub(super) multi_init_failures: u32,
+    /// Lanes ended in a row for an init past `--init-timeout` on this card (reset when an init
+    /// on it completes; the second quarantines it).
+    pub(super) init_timeouts: u32,
 }
 
 impl Card {
@@ -64,6 +70,7 @@ impl Card {
             deaths: 0,
             replacement: None,
             multi_init_failures: 0,
+            init_timeouts: 0,
         }
     }
 }
@@ -86,6 +93,10 @@ pub(super) struct Lane {
     pub(super) closed_at: Option<Instant>,
     /// Cards (indices) whose worker failed to init in this lane.
     pub(super) init_failed: Vec<usize>,
+    /// Inits in progress: the card (index), the runtime, and since when.
+    pub(super) initing: Vec<(usize, String, Instant)>,
+    /// Cards (indices) whose init the dispatcher ended the lane for (`--init-timeout`).
+    pub(super) init_timed_out: Vec<usize>,
     pub(super) alive: bool,
 }
 
@@ -107,6 +118,7 @@ impl Lane {
     pub(super) fn times(&self) -> LaneTimes {
         LaneTimes {
             running_since: self.running.map(|(_, since)| since),
+            init_since: self.initing.iter().map(|(_, _, since)| *since).min(),
             outstanding: !self.outstanding.is_empty(),
             heard: self.heard,
             closed_at: self.closed_at,

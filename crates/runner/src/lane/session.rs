@@ -183,6 +183,15 @@ impl Lane {
         });
     }
 
+    /// Tells the dispatcher that building a worker of `runtime` on `device` starts (it times the
+    /// init).
+    fn init_started(&mut self, device: DeviceId, runtime: &Runtime) {
+        self.send(&FromLane::InitStarted {
+            device,
+            runtime: runtime.name.clone(),
+        });
+    }
+
     /// Reports a worker's lifecycle step on `device` to the dispatcher (for the journal).
     fn worker_event(&mut self, device: DeviceId, runtime: &Runtime, action: WorkerAction) {
         self.send(&FromLane::Worker {
@@ -247,6 +256,10 @@ impl Lane {
     fn run_pooled(&mut self, id: &str, class: &ClassSpec, case: &CaseSpec) -> Step {
         let device = self.env.device;
         let before = self.pool.runtime().cloned();
+        let building = before.as_ref() != Some(&class.runtime);
+        if building {
+            self.init_started(device, &class.runtime);
+        }
         let got = self
             .pool
             .worker(&self.env, &class.runtime, &self.lease)
@@ -255,7 +268,8 @@ impl Lane {
         self.pooled_closed(before.as_ref(), switched);
         match got {
             Ok(()) => {
-                if before.as_ref() != Some(&class.runtime) {
+                if building {
+                    self.send(&FromLane::InitDone { device });
                     self.worker_event(device, &class.runtime, WorkerAction::Built);
                 }
             }
@@ -296,10 +310,12 @@ impl Lane {
             return step;
         }
         let device = self.env.device;
+        self.init_started(device, &class.runtime);
         let worker = match ChipWorker::init(&self.env, &class.runtime) {
             Ok(w) => w,
             Err(e) => return self.init_failed(&class.runtime.name, vec![(device, e)]),
         };
+        self.send(&FromLane::InitDone { device });
         self.worker_event(device, &class.runtime, WorkerAction::Built);
         let since = Instant::now();
         self.started(&class.name, id);
@@ -352,6 +368,14 @@ impl Lane {
 
         // Build: every card at once, each on its own thread.
         let own_device = self.env.device;
+        self.init_started(own_device, &class.runtime);
+        for card in self.cards[..need - 1]
+            .iter()
+            .map(CardThread::card)
+            .collect::<Vec<_>>()
+        {
+            self.init_started(card, &class.runtime);
+        }
         let others = &mut self.cards[..need - 1];
         let pending: Vec<_> = others.iter_mut().map(|c| c.init(&class.runtime)).collect();
         let own = ChipWorker::init(&self.env, &class.runtime);
@@ -363,6 +387,7 @@ impl Lane {
         let mut failures = Vec::new();
         let own = match own {
             Ok(w) => {
+                self.send(&FromLane::InitDone { device: own_device });
                 self.worker_event(own_device, &class.runtime, WorkerAction::Built);
                 Some(w)
             }
@@ -373,7 +398,10 @@ impl Lane {
         };
         for (card, result) in built {
             match result {
-                Ok(()) => self.worker_event(card, &class.runtime, WorkerAction::Built),
+                Ok(()) => {
+                    self.send(&FromLane::InitDone { device: card });
+                    self.worker_event(card, &class.runtime, WorkerAction::Built);
+                }
                 Err(e) => failures.push((card, e)),
             }
         }

@@ -33,36 +33,36 @@ pub fn main(cfg: LaneConfig, suite: Suite) -> i32 {
     let info = match platform::info(cfg.platform, cfg.arch) {
         Ok(i) => i,
         Err(e) => {
-            eprintln!("error: lane on card {}: {e}", cfg.device);
+            crate::output::err(format_args!("error: lane on card {}: {e}", cfg.device));
             return EXIT_USAGE;
         }
     };
     let lease = match DeviceLease::inherited(&info.leases) {
         Ok(l) if l.card() == cfg.device => l,
         Ok(l) => {
-            eprintln!(
+            crate::output::err(format_args!(
                 "error: lane for card {} inherited the lease of card {}",
                 cfg.device,
                 l.card()
-            );
+            ));
             return EXIT_USAGE;
         }
         Err(e) => {
-            eprintln!("error: lane on card {}: {e}", cfg.device);
+            crate::output::err(format_args!("error: lane on card {}: {e}", cfg.device));
             return EXIT_USAGE;
         }
     };
     let extra = match DeviceLease::inherited_extra(&info.leases) {
         Ok(e) => e,
         Err(e) => {
-            eprintln!("error: lane on card {}: {e}", cfg.device);
+            crate::output::err(format_args!("error: lane on card {}: {e}", cfg.device));
             return EXIT_USAGE;
         }
     };
     let (driver, probe) = match platform::open_driver(cfg.platform, cfg.arch) {
         Ok(d) => d,
         Err(e) => {
-            eprintln!("error: lane on card {}: {e}", cfg.device);
+            crate::output::err(format_args!("error: lane on card {}: {e}", cfg.device));
             return EXIT_USAGE;
         }
     };

@@ -198,6 +198,10 @@ impl Progress {
                 self.lane(*device)
                     .set_message(format!("{n} selector(s) from the poison sink"));
             }
+            Event::RunInterrupted { signal, .. } => {
+                self.overall
+                    .set_message(format!("{signal}: ending every lane, then the reports"));
+            }
             Event::RunStarted { .. }
             | Event::RetryScheduled { .. }
             | Event::Worker { .. }
@@ -347,11 +351,16 @@ pub fn render_summary(report: &RunReport) -> String {
     let s = &report.summary;
     let mut out = String::new();
     let cards: Vec<String> = report.devices.iter().map(|d| d.to_string()).collect();
+    let head = match report.interrupted {
+        Some(signal) => format!("INTERRUPTED by {signal}:"),
+        None if report.exit_code() == 0 => "PASS".to_owned(),
+        None => "FAIL".to_owned(),
+    };
     let _ = writeln!(
         out,
         "{} {} case(s) on {} card(s) [{}] in {} ({}, {}): {} passed, {} flaky, {} failed, {} skipped, \
          {} timed out, {} crashed",
-        if report.exit_code() == 0 { "PASS" } else { "FAIL" },
+        head,
         s.total,
         report.devices.len(),
         cards.join(", "),

@@ -68,6 +68,16 @@ pub enum ReportError {
     /// A directory given to merge does not exist.
     #[error("merge reports: no such directory: {}", .0.display())]
     NoSuchDir(PathBuf),
+    /// A directory given to merge holds a journal and a report of different runs.
+    #[error("merge reports: {} holds the report of run {report_run} but the journal of run {journal_run}", dir.display())]
+    MixedRuns {
+        /// The directory.
+        dir: PathBuf,
+        /// The run id in its `report.json`.
+        report_run: String,
+        /// The run id in its `journal.jsonl`.
+        journal_run: String,
+    },
     /// A directory given to merge holds no `report.json`.
     #[error("merge reports: {} holds no report.json", .0.display())]
     MissingReport(PathBuf),

@@ -7,6 +7,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use super::error::ReportError;
@@ -23,20 +24,17 @@ pub struct Journal {
 }
 
 impl Journal {
-    /// Creates (or truncates) the journal at `path`.
+    /// Creates the journal at `path`, which must not exist yet (a run clears its report dir
+    /// first, [`super::dir::ReportDir`]): created exclusively and never through a symlink, in
+    /// append mode so every write lands at the end.
     pub fn create(path: &Path) -> Result<Self, ReportError> {
         let file = OpenOptions::new()
-            .create(true)
-            .write(true)
-            .truncate(true)
+            .append(true)
+            .create_new(true)
+            .mode(0o644)
+            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
             .open(path)
             .map_err(|e| ReportError::io("create", path, e))?;
-        // Reopen in append mode so every write lands at the end even if others append too.
-        drop(file);
-        let file = OpenOptions::new()
-            .append(true)
-            .open(path)
-            .map_err(|e| ReportError::io("open", path, e))?;
         Ok(Self {
             file,
             path: path.to_owned(),
@@ -62,6 +60,27 @@ impl Journal {
         (&self.file)
             .flush()
             .map_err(|e| ReportError::io("flush", &self.path, e))
+    }
+}
+
+/// The run id of the journal at `path`: its first event's (`run_started`), if it has one.
+pub fn journal_run_id(path: &Path) -> Result<Option<String>, ReportError> {
+    let file = File::open(path).map_err(|e| ReportError::io("open", path, e))?;
+    let mut first = String::new();
+    BufReader::new(file)
+        .read_line(&mut first)
+        .map_err(|e| ReportError::io("read", path, e))?;
+    if first.trim().is_empty() {
+        return Ok(None);
+    }
+    match serde_json::from_str(&first) {
+        Ok(Event::RunStarted { run_id, .. }) => Ok(Some(run_id)),
+        Ok(_) => Ok(None),
+        Err(source) => Err(ReportError::Json {
+            path: path.to_owned(),
+            line: Some(1),
+            source,
+        }),
     }
 }
 

@@ -39,16 +39,28 @@ pub fn read_report(path: &Path) -> Result<RunReport, ReportError> {
     })
 }
 
-/// Writes `bytes` to a sibling temporary file and renames it over `path`.
+/// Writes `bytes` to a sibling temporary file with an unpredictable name (created exclusively by
+/// `tempfile`, so never through a symlink) and renames it over `path` (a rename replaces a
+/// symlink at `path`, never follows it). The temporary file is removed when anything fails.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(format!(".{}.tmp", std::process::id()));
-    let tmp = std::path::PathBuf::from(tmp);
-    fs::write(&tmp, bytes).map_err(|e| ReportError::io("write", &tmp, e))?;
-    fs::rename(&tmp, path).map_err(|e| {
-        let _ = fs::remove_file(&tmp);
-        ReportError::io("write", path, e)
-    })
+    use std::io::Write;
+    use std::os::unix::fs::PermissionsExt;
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(super::dir::TEMP_PREFIX)
+        .suffix(super::dir::TEMP_SUFFIX)
+        // As any report file: readable by all, as the umask allows (tempfile's own is 0600).
+        .permissions(fs::Permissions::from_mode(0o666))
+        .tempfile_in(dir)
+        .map_err(|e| ReportError::io("create a temporary file in", dir, e))?;
+    tmp.write_all(bytes)
+        .map_err(|e| ReportError::io("write", tmp.path().to_owned(), e))?;
+    tmp.persist(path)
+        .map_err(|e| ReportError::io("write", path, e.error))?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -63,6 +75,32 @@ mod tests {
         write_atomic(&path, b"two").unwrap();
         assert_eq!(fs::read(&path).unwrap(), b"two");
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+        let status = fs::read_to_string("/proc/self/status").unwrap();
+        let umask = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Umask:"))
+            .map(|v| u32::from_str_radix(v.trim(), 8).unwrap())
+            .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        let mode = fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(
+            mode,
+            0o666 & !umask,
+            "a report is as readable as any file the umask allows"
+        );
+    }
+
+    #[test]
+    fn a_symlink_in_the_reports_place_is_replaced_never_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("precious");
+        fs::write(&target, "keep").unwrap();
+        let path = dir.path().join("report.json");
+        std::os::unix::fs::symlink(&target, &path).unwrap();
+        write_atomic(&path, b"new").unwrap();
+        assert_eq!(fs::read_to_string(&target).unwrap(), "keep");
+        assert!(!path.is_symlink());
+        assert_eq!(fs::read(&path).unwrap(), b"new");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Joining partitioned runs (`--partition hash:K/N` on several machines) into one report.
 //!
-//! This module owns the merge rules: the runs must agree on arch, platform and `--flaky-result`;
+//! This module owns the merge rules: a directory's journal, when it has one, must be of the run
+//! its report is; the runs must agree on arch, platform and `--flaky-result`;
 //! their cases are concatenated (a case in two partitions is an error naming it and both sources);
 //! every verdict and the summary are derived again; each run's card health is kept under
 //! `<run_id>/<card>` since card numbers repeat across machines; each run is listed in `partitions`.
@@ -11,6 +12,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use super::error::ReportError;
+use super::journal::{journal_run_id, JOURNAL_JSONL};
 use super::json::{read_report, write_report, REPORT_JSON};
 use super::junit::{write_junit, JUNIT_XML};
 use super::model::{PartitionReport, RunReport, Summary};
@@ -29,7 +31,8 @@ pub fn read_run_dirs(dirs: &[PathBuf]) -> Result<Vec<MergeSource>, ReportError> 
     dirs.iter().map(|d| read_run_dir(d)).collect()
 }
 
-/// Reads `dir/report.json`; a missing directory or report is its own error.
+/// Reads `dir/report.json`; a missing directory or report is its own error, and so is a journal
+/// beside it of another run (a re-run that did not finish, or two runs in one directory).
 pub fn read_run_dir(dir: &Path) -> Result<MergeSource, ReportError> {
     if !dir.is_dir() {
         return Err(ReportError::NoSuchDir(dir.to_owned()));
@@ -38,9 +41,22 @@ pub fn read_run_dir(dir: &Path) -> Result<MergeSource, ReportError> {
     if !path.is_file() {
         return Err(ReportError::MissingReport(dir.to_owned()));
     }
+    let report = read_report(&path)?;
+    let journal = dir.join(JOURNAL_JSONL);
+    if journal.exists() {
+        if let Some(journal_run) = journal_run_id(&journal)? {
+            if journal_run != report.run_id {
+                return Err(ReportError::MixedRuns {
+                    dir: dir.to_owned(),
+                    report_run: report.run_id,
+                    journal_run,
+                });
+            }
+        }
+    }
     Ok(MergeSource {
         source: dir.display().to_string(),
-        report: read_report(&path)?,
+        report,
     })
 }
 
@@ -155,6 +171,8 @@ pub fn merge(sources: &[MergeSource]) -> Result<RunReport, ReportError> {
         cases,
         devices_health,
         partitions,
+        // A merged report is interrupted when a partition was (the first one's signal).
+        interrupted: sources.iter().find_map(|s| s.report.interrupted),
     };
     merged.rederive();
     Ok(merged)

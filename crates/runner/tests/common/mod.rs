@@ -31,6 +31,8 @@ pub struct Run {
     pub stdout: String,
     pub stderr: String,
     pub report_dir: PathBuf,
+    /// The run's temp dir (its `TMPDIR`): the private poison-sink directory lives there.
+    pub tmp_dir: PathBuf,
 }
 
 impl Sandbox {
@@ -39,10 +41,14 @@ impl Sandbox {
     }
 
     pub fn with_cards(cards: u32) -> Self {
-        Self {
-            dir: tempfile::tempdir().unwrap(),
-            cards,
-        }
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("tmp")).unwrap();
+        Self { dir, cards }
+    }
+
+    /// The `TMPDIR` of every process the sandbox starts.
+    pub fn tmp_dir(&self) -> PathBuf {
+        self.dir.path().join("tmp")
     }
 
     pub fn sim_root(&self) -> PathBuf {
@@ -66,6 +72,7 @@ impl Sandbox {
             .env("ONBOARD_SCHEDULER_TIMEOUT_MS", "20")
             .env("ONBOARD_OP_EXECUTE_TIMEOUT_US", "60000")
             .env("ONBOARD_STREAM_SYNC_TIMEOUT_MS", "250")
+            .env("TMPDIR", self.tmp_dir())
             .env_remove("ONBOARD_SIM_FAULTS")
             .env_remove("ONBOARD_POISON_SINK")
             .env_remove("ONBOARD_LEASE_FD")
@@ -149,6 +156,7 @@ impl Sandbox {
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
             stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
             report_dir: self.report_dir(),
+            tmp_dir: self.tmp_dir(),
         }
     }
 }
@@ -227,6 +235,26 @@ impl Run {
             self.stderr
         );
         self
+    }
+
+    /// What the run left in its temp dir (the private sink directory must be gone).
+    pub fn temp_left(&self) -> Vec<String> {
+        std::fs::read_dir(&self.tmp_dir)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect()
+    }
+
+    /// The names in the report dir.
+    pub fn report_files(&self) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(&self.report_dir)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
     }
 
     pub fn dump(&self) -> String {

@@ -49,7 +49,8 @@ pub struct Blame {
 /// - a running case whose lane died otherwise is `crashed`;
 /// - a lane the watchdog killed outside a case (building, switching or retiring a worker) with a
 ///   case next: that case is `timed_out`, as a case that hung would be;
-/// - otherwise nobody: the lane's unstarted cases go back to the queue without an attempt.
+/// - otherwise nobody (an init past `--init-timeout` included: that is the card's health
+///   event): the lane's unstarted cases go back to the queue without an attempt.
 pub fn blame(f: &DeathFacts) -> Option<Blame> {
     let timeout_secs = f.case_timeout.as_secs_f64();
     let pid = f.pid;
@@ -126,6 +127,7 @@ mod tests {
             ("watchdog with nothing next",                   term,   Some(K::Watchdog),   None,          None,          None),
             ("a crash between cases blames nobody",          crash,  None,                None,          Some((4, MS)), None),
             ("a late close between cases blames nobody",     term,   Some(K::CloseLate),  None,          Some((4, MS)), None),
+            ("an init timeout blames nobody: the card pays", term,   Some(K::InitTimeout), None,         Some((4, 9 * MS)), None),
             ("a clean exit blames nobody",                   exit0,  None,                None,          None,          None),
         ];
         for &(what, status, kill, running, next, want) in rows {

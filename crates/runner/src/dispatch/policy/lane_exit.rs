@@ -9,7 +9,7 @@
 
 use platform_common::DeviceId;
 
-use super::quarantine::{self, MultiInitStep};
+use super::quarantine::{self, InitTimeoutStep, MultiInitStep};
 use crate::protocol::EXIT_NEEDS_FRESH_PROCESS;
 use crate::report::model::LaneStatus;
 
@@ -57,6 +57,11 @@ pub struct ExitFacts {
     pub sink_reruns: usize,
     /// Deaths in a row of lanes on its card before this exit.
     pub deaths_before: u32,
+    /// Whether the dispatcher ended it because an init exceeded `--init-timeout` (on its own
+    /// card; a multi-card lane's slow cards are in `init_failed`).
+    pub init_timed_out: bool,
+    /// Init timeouts in a row on its card before this exit.
+    pub init_timeouts_before: u32,
 }
 
 impl ExitFacts {
@@ -84,6 +89,9 @@ pub enum ExitDecision {
     },
     /// A fresh lane could not recover its card either: the card is quarantined.
     Quarantine(String),
+    /// The lane was ended in an init past `--init-timeout`: its cases go back to the queue
+    /// without an attempt, and the card gets a fresh process next or is quarantined.
+    InitTimeout(InitTimeoutStep),
     /// The sink named cases: they re-run in a fresh lane on the same card, recorded as
     /// `fresh_process` with this reason.
     FreshLane(String),
@@ -105,6 +113,15 @@ pub fn after_exit(f: &ExitFacts) -> ExitDecision {
         return ExitDecision::Closed;
     }
     let (status, pid) = (f.status, f.pid);
+    if f.init_timed_out && f.kind != LaneKind::Multi {
+        let fresh = f.kind == LaneKind::Fresh;
+        return ExitDecision::InitTimeout(quarantine::after_init_timeout(
+            f.device,
+            pid,
+            fresh,
+            f.init_timeouts_before,
+        ));
+    }
     match f.kind {
         LaneKind::Multi => ExitDecision::Multi {
             died: !clean,
@@ -168,6 +185,8 @@ mod tests {
             init_failed: Vec::new(),
             sink_reruns: 0,
             deaths_before: 0,
+            init_timed_out: false,
+            init_timeouts_before: 0,
         }
     }
 
@@ -186,6 +205,8 @@ mod tests {
             ExitDecision::Multi { died: true, .. } => "multi, died",
             ExitDecision::Multi { died: false, .. } => "multi",
             ExitDecision::Quarantine(_) => "quarantine",
+            ExitDecision::InitTimeout(InitTimeoutStep::FreshNext(_)) => "init timeout, fresh next",
+            ExitDecision::InitTimeout(InitTimeoutStep::Quarantine(_)) => "init timeout, quarantine",
             ExitDecision::FreshLane(_) => "fresh lane",
             ExitDecision::Requeue {
                 quarantine: Some(_), ..
@@ -232,6 +253,16 @@ mod tests {
                 facts(K::Multi, EXIT0), "multi"),
             ("the multi-card lane died",
                 ExitFacts { unfinished: 1, ..facts(K::Multi, SEGV) }, "multi, died"),
+            ("an init past --init-timeout: the cases go back, a fresh process next",
+                ExitFacts { unfinished: 3, init_timed_out: true, ..facts(K::Regular, LaneStatus::Signaled(15)) }, "init timeout, fresh next"),
+            ("even with a sink: the hung lane wrote nothing, its cases go back",
+                ExitFacts { unfinished: 3, sink_reruns: 1, init_timed_out: true, ..facts(K::Regular, LaneStatus::Signaled(9)) }, "init timeout, fresh next"),
+            ("the fresh process timed out in init too: quarantine",
+                ExitFacts { unfinished: 3, init_timed_out: true, init_timeouts_before: 1, ..facts(K::Regular, LaneStatus::Signaled(15)) }, "init timeout, quarantine"),
+            ("a sink's fresh lane timed out in init: quarantine",
+                ExitFacts { unfinished: 1, init_timed_out: true, ..facts(K::Fresh, LaneStatus::Signaled(15)) }, "init timeout, quarantine"),
+            ("a multi-card lane's init timeout is its cards' init failure",
+                ExitFacts { unfinished: 1, init_timed_out: true, init_failed: init_failure(0), ..facts(K::Multi, LaneStatus::Signaled(15)) }, "multi, died"),
         ];
         for (what, f, want) in rows {
             let d = after_exit(&f);

@@ -5,9 +5,12 @@
 //! - `retry`: step 6, whether an ended attempt is retried;
 //! - `blame`: step 6, which case pays for a lane's crash or timeout;
 //! - `sink_rerun`: step 5, which unfinished cases the poison sink sends to a fresh lane;
-//! - `lane_exit`: steps 5 and 7 after every lane exit (requeue, fresh lane, quarantine);
-//! - `quarantine`: step 7, when a card leaves the run and the multi-card phase's cards;
-//! - `watchdog`: the deadlines of a lane (case timeout, watchdog, close) and how it is ended;
+//! - `lane_exit`: steps 5 and 7 after every lane exit (requeue, fresh lane, init timeout,
+//!   quarantine);
+//! - `quarantine`: step 7, when a card leaves the run (lane deaths, a fresh lane that fails,
+//!   init timeouts in a row) and the multi-card phase's cards;
+//! - `watchdog`: the deadlines of a lane (case timeout, init timeout, watchdog, close) and how it
+//!   is ended;
 //! - `handout`: which lane takes more work.
 //!
 //! Step 8 (one verdict per case) is [`crate::report::model::verdict`]; the skip of a case that
@@ -24,7 +27,10 @@ pub mod watchdog;
 pub use blame::{blame, Blame, DeathFacts};
 pub use handout::{wants_work, LaneState, BATCHES_IN_FLIGHT};
 pub use lane_exit::{after_exit, ExitDecision, ExitFacts, InitFailure, LaneKind};
-pub use quarantine::{multi_card_phase, MultiFacts, MultiInitStep, MultiPhase, MAX_LANE_DEATHS};
+pub use quarantine::{
+    after_init_timeout, multi_card_phase, InitTimeoutStep, MultiFacts, MultiInitStep, MultiPhase,
+    MAX_LANE_DEATHS,
+};
 pub use retry::{after_attempt, retryable, AttemptDecision, AttemptFacts};
 pub use sink_rerun::{rerun_from_sink, Outstanding, SinkRerun};
 pub use watchdog::{LaneTimes, Limits, KILL_GRACE};

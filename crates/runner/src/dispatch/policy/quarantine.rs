@@ -31,6 +31,31 @@ pub fn spawn_failed(error: &std::io::Error) -> String {
     format!("cannot start a lane process: {error}")
 }
 
+/// What a card gets whose lane was ended because an init exceeded `--init-timeout`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InitTimeoutStep {
+    /// The first in a row: the lane's cases go back to the queue and the card's next lane is a
+    /// fresh process (the reason is its `fresh_process` detail).
+    FreshNext(String),
+    /// The card's fresh lane timed out in init too (or a fresh lane of a poison sink did): the
+    /// card is quarantined, as for a failed init.
+    Quarantine(String),
+}
+
+/// Lane pid `pid` on `device` (a fresh lane when `fresh`) was ended for an init past
+/// `--init-timeout`; `before` init timeouts in a row happened on the card earlier.
+pub fn after_init_timeout(device: DeviceId, pid: u32, fresh: bool, before: u32) -> InitTimeoutStep {
+    if fresh || before > 0 {
+        InitTimeoutStep::Quarantine(format!(
+            "a fresh lane process timed out in init on card {device} too (lane pid {pid})"
+        ))
+    } else {
+        InitTimeoutStep::FreshNext(format!(
+            "fresh process: lane pid {pid} timed out in init on card {device}"
+        ))
+    }
+}
+
 /// What a card whose worker failed to init in a multi-card lane gets.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MultiInitStep {
@@ -136,6 +161,29 @@ mod tests {
         assert_eq!(
             after_lane_death(4, 2).unwrap(),
             "4 lane processes in a row died on card 2"
+        );
+    }
+
+    #[test]
+    fn init_timeouts_table() {
+        #[rustfmt::skip]
+        let rows: &[(&str, bool, u32, bool)] = &[
+            // what,                                           fresh lane, before, quarantined
+            ("the first init timeout: a fresh process next",   false,      0,      false),
+            ("the fresh process timed out too",                false,      1,      true),
+            ("a sink's fresh lane timed out",                  true,       0,      true),
+        ];
+        for &(what, fresh, before, quarantined) in rows {
+            let step = after_init_timeout(1, 9, fresh, before);
+            assert_eq!(
+                matches!(step, InitTimeoutStep::Quarantine(_)),
+                quarantined,
+                "{what}: {step:?}"
+            );
+        }
+        assert_eq!(
+            after_init_timeout(1, 9, false, 0),
+            InitTimeoutStep::FreshNext("fresh process: lane pid 9 timed out in init on card 1".into())
         );
     }
 

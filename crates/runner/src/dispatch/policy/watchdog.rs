@@ -17,6 +17,8 @@ pub const KILL_GRACE: Duration = Duration::from_secs(2);
 pub struct LaneTimes {
     /// When its running case started, if one is running.
     pub running_since: Option<Instant>,
+    /// When the init it is in (building a worker) started, if it is in one.
+    pub init_since: Option<Instant>,
     /// Whether it has work outstanding.
     pub outstanding: bool,
     /// When it last sent a message, or (idle until then) was given work.
@@ -28,18 +30,23 @@ pub struct LaneTimes {
 /// The timeouts that apply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
-    /// `--case-timeout`, also the watchdog's bound on silence outside a case.
+    /// `--case-timeout`, also the watchdog's bound on silence outside a case and an init.
     pub case_timeout: Duration,
+    /// `--init-timeout`: the bound on one init (building a worker).
+    pub init_timeout: Duration,
     /// How long a lane told to close may take.
     pub close_timeout: Duration,
 }
 
-/// When the lane must have done something: its running case's timeout; else, with work
-/// outstanding, the watchdog (silence outside a case); else, once told to close, its close
-/// deadline; else never.
+/// When the lane must have done something: its running case's timeout; else, in an init, the
+/// init timeout (a slow init is never a case's watchdog kill); else, with work outstanding, the
+/// watchdog (silence outside a case); else, once told to close, its close deadline; else never.
 pub fn deadline(t: &LaneTimes, limits: &Limits) -> Option<Instant> {
     if let Some(since) = t.running_since {
         return Some(since + limits.case_timeout);
+    }
+    if let Some(since) = t.init_since {
+        return Some(since + limits.init_timeout);
     }
     if t.outstanding {
         return Some(t.heard + limits.case_timeout);
@@ -47,11 +54,13 @@ pub fn deadline(t: &LaneTimes, limits: &Limits) -> Option<Instant> {
     t.closed_at.map(|c| c + limits.close_timeout)
 }
 
-/// How a lane past its deadline is ended: a case timeout or a watchdog kill with a grace period
-/// between SIGTERM and SIGKILL; a late close with SIGKILL at once.
+/// How a lane past its deadline is ended: a case timeout, an init timeout or a watchdog kill with
+/// a grace period between SIGTERM and SIGKILL; a late close with SIGKILL at once.
 pub fn on_deadline(t: &LaneTimes) -> (KillReason, Duration) {
     if t.running_since.is_some() {
         (KillReason::CaseTimeout, KILL_GRACE)
+    } else if t.init_since.is_some() {
+        (KillReason::InitTimeout, KILL_GRACE)
     } else if t.outstanding {
         (KillReason::Watchdog, KILL_GRACE)
     } else {
@@ -69,10 +78,12 @@ mod tests {
         let s = |n: u64| t0 + Duration::from_secs(n);
         let limits = Limits {
             case_timeout: Duration::from_secs(10),
+            init_timeout: Duration::from_secs(30),
             close_timeout: Duration::from_secs(100),
         };
         type Row = (
             &'static str,
+            Option<Instant>,
             Option<Instant>,
             bool,
             Instant,
@@ -82,16 +93,19 @@ mod tests {
         );
         #[rustfmt::skip]
         let rows: &[Row] = &[
-            // what,                                    running since, outstanding, heard, closed at, deadline, kill
-            ("a running case: its timeout",             Some(s(5)), true,  s(7), None,       Some(s(15)),  Some((KillReason::CaseTimeout, KILL_GRACE))),
-            ("a running case while closing",            Some(s(5)), true,  s(7), Some(s(6)), Some(s(15)),  Some((KillReason::CaseTimeout, KILL_GRACE))),
-            ("work outstanding, no case: the watchdog", None,       true,  s(7), None,       Some(s(17)),  Some((KillReason::Watchdog, KILL_GRACE))),
-            ("told to close: the close deadline",       None,       false, s(7), Some(s(8)), Some(s(108)), Some((KillReason::CloseLate, Duration::ZERO))),
-            ("idle: no deadline",                       None,       false, s(7), None,       None,         None),
+            // what,                                    running since, init since, outstanding, heard, closed at, deadline, kill
+            ("a running case: its timeout",             Some(s(5)), None,       true,  s(7), None,       Some(s(15)),  Some((KillReason::CaseTimeout, KILL_GRACE))),
+            ("a running case while closing",            Some(s(5)), None,       true,  s(7), Some(s(6)), Some(s(15)),  Some((KillReason::CaseTimeout, KILL_GRACE))),
+            ("in an init: the init timeout, not the watchdog", None, Some(s(7)), true, s(7), None,       Some(s(37)),  Some((KillReason::InitTimeout, KILL_GRACE))),
+            ("a case running after its init: its timeout", Some(s(9)), Some(s(7)), true, s(9), None,     Some(s(19)),  Some((KillReason::CaseTimeout, KILL_GRACE))),
+            ("work outstanding, no case: the watchdog", None,       None,       true,  s(7), None,       Some(s(17)),  Some((KillReason::Watchdog, KILL_GRACE))),
+            ("told to close: the close deadline",       None,       None,       false, s(7), Some(s(8)), Some(s(108)), Some((KillReason::CloseLate, Duration::ZERO))),
+            ("idle: no deadline",                       None,       None,       false, s(7), None,       None,         None),
         ];
-        for &(what, running_since, outstanding, heard, closed_at, want, kill) in rows {
+        for &(what, running_since, init_since, outstanding, heard, closed_at, want, kill) in rows {
             let t = LaneTimes {
                 running_since,
+                init_since,
                 outstanding,
                 heard,
                 closed_at,

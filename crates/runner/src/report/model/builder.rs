@@ -13,7 +13,7 @@ use super::attempt::{Attempt, CaseReport, ErrorReport};
 use super::event::Event;
 use super::health::HealthRecord;
 use super::outcome::{verdict, AttemptOutcome, FlakyResult};
-use super::run::{RunInfo, RunReport, Summary};
+use super::run::{Interruption, RunInfo, RunReport, Summary};
 
 /// A report was fed something inconsistent.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -38,6 +38,7 @@ pub struct RunBuilder {
     index: HashMap<String, usize>,
     health: BTreeMap<DeviceId, Vec<HealthRecord>>,
     started: HashMap<(String, DeviceId), u64>,
+    interrupted: Option<Interruption>,
 }
 
 #[derive(Debug)]
@@ -59,6 +60,7 @@ impl RunBuilder {
             index: HashMap::new(),
             health,
             started: HashMap::new(),
+            interrupted: None,
         }
     }
 
@@ -163,6 +165,7 @@ impl RunBuilder {
             Event::CaseSkipped { id, reason, .. } => self.skip(id, reason)?,
             Event::CaseAbandoned { at_ms, id, reason } => self.abandon(id, *at_ms, reason)?,
             Event::Health { device, record, .. } => self.push_health(*device, record.clone()),
+            Event::RunInterrupted { signal, .. } => self.interrupted = Some(*signal),
             Event::RunStarted { .. }
             | Event::LaneStarted { .. }
             | Event::RetryScheduled { .. }
@@ -202,6 +205,7 @@ impl RunBuilder {
             cases,
             devices_health: self.health.into_iter().map(|(d, h)| (d.to_string(), h)).collect(),
             partitions: Vec::new(),
+            interrupted: self.interrupted,
         }
     }
 }

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use super::attempt::ErrorReport;
 use super::health::HealthRecord;
 use super::outcome::AttemptOutcome;
-use super::run::{Platform, Summary};
+use super::run::{Interruption, Platform, Summary};
 
 /// How a lane process ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -202,6 +202,14 @@ pub enum Event {
         /// What happened to it.
         action: WorkerAction,
     },
+    /// A signal interrupted the run: no more work is handed out, every lane is ended, and every
+    /// case without a verdict is skipped.
+    RunInterrupted {
+        /// When.
+        at_ms: u64,
+        /// Which signal.
+        signal: Interruption,
+    },
     /// Every case has a verdict.
     RunFinished {
         /// When.
@@ -226,6 +234,7 @@ impl Event {
             | Event::LaneExited { at_ms, .. }
             | Event::SinkRead { at_ms, .. }
             | Event::Worker { at_ms, .. }
+            | Event::RunInterrupted { at_ms, .. }
             | Event::RunFinished { at_ms, .. } => *at_ms,
         }
     }

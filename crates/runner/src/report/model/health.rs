@@ -29,6 +29,9 @@ pub enum RunnerEventKind {
     Quarantined,
     /// Initialising a worker on the card failed (a card event, not an attempt of any case).
     InitFailed,
+    /// Initialising a worker on the card took longer than `--init-timeout`: its lane was ended
+    /// (a card event, not an attempt of any case).
+    InitTimedOut,
 }
 
 impl RunnerEventKind {

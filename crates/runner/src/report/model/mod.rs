@@ -25,4 +25,6 @@ pub use builder::{ModelError, RunBuilder};
 pub use event::{Event, LaneStatus, WorkerAction};
 pub use health::{CardEvent, HealthRecord, RunnerEvent, RunnerEventKind};
 pub use outcome::{verdict, AttemptOutcome, FlakyResult, Outcome};
-pub use run::{rfc3339_utc, DriverReport, PartitionReport, Platform, RunInfo, RunReport, Summary};
+pub use run::{
+    rfc3339_utc, DriverReport, Interruption, PartitionReport, Platform, RunInfo, RunReport, Summary,
+};

@@ -120,6 +120,8 @@ impl fmt::Display for AttemptOutcome {
 
 /// Derives a case's final verdict from its attempts (nextest's rule).
 ///
+/// - A skip reason makes it `skipped`, whatever its attempts (a legitimate skip has none; a case
+///   an interrupted run left waiting for a retry keeps its attempts beside the reason).
 /// - Skipped attempts are set aside (a lane may decline a case with a reason).
 /// - No attempt left: `skipped` when there is a skip reason or a skipped attempt, else `failed`
 ///   (a selected case never ends without a verdict).
@@ -127,13 +129,18 @@ impl fmt::Display for AttemptOutcome {
 ///   `failed` under [`FlakyResult::Fail`]).
 /// - Last attempt failed, timed out or crashed: that outcome.
 pub fn verdict(attempts: &[Attempt], skip_reason: Option<&str>, flaky_result: FlakyResult) -> Outcome {
+    if skip_reason.is_some() {
+        // A stated reason wins: a legitimate skip never ran, and a case an interrupted run left
+        // waiting for its retry has no verdict of its own (its attempts stay listed).
+        return Outcome::Skipped;
+    }
     let ran: Vec<&Attempt> = attempts
         .iter()
         .filter(|a| a.outcome != AttemptOutcome::Skipped)
         .collect();
     let Some(last) = ran.last() else {
         let any_skipped = attempts.iter().any(|a| a.outcome == AttemptOutcome::Skipped);
-        return if skip_reason.is_some() || any_skipped {
+        return if any_skipped {
             Outcome::Skipped
         } else {
             Outcome::Failed
@@ -224,6 +231,15 @@ mod tests {
         );
         assert_eq!(
             verdict(&[att(A::Skipped)], None, FlakyResult::Pass),
+            Outcome::Skipped
+        );
+        // An interrupted run's case that waited for its retry: skipped, its attempt kept.
+        assert_eq!(
+            verdict(
+                &[att(A::Crashed)],
+                Some("run interrupted by SIGINT"),
+                FlakyResult::Pass
+            ),
             Outcome::Skipped
         );
         // A skipped attempt does not hide a real one.

@@ -43,6 +43,60 @@ impl fmt::Display for Platform {
     }
 }
 
+/// The signal that interrupted a run (`report.json`'s `interrupted`, spelled as the signal).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Interruption {
+    /// SIGINT (Ctrl-C): exit status 130.
+    #[serde(rename = "SIGINT")]
+    Sigint,
+    /// SIGTERM: exit status 143.
+    #[serde(rename = "SIGTERM")]
+    Sigterm,
+}
+
+impl Interruption {
+    /// The interruption of signal number `sig`, if it is one.
+    pub fn from_signal(sig: i32) -> Option<Self> {
+        match sig {
+            2 => Some(Self::Sigint),
+            15 => Some(Self::Sigterm),
+            _ => None,
+        }
+    }
+
+    /// The signal's number.
+    pub fn signal(self) -> i32 {
+        match self {
+            Self::Sigint => 2,
+            Self::Sigterm => 15,
+        }
+    }
+
+    /// The signal's name (`SIGINT`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Sigint => "SIGINT",
+            Self::Sigterm => "SIGTERM",
+        }
+    }
+
+    /// The exit status of a run it interrupted: 128 + the signal's number, whatever the verdicts.
+    pub fn exit_code(self) -> u8 {
+        128 + self.signal() as u8
+    }
+
+    /// The `skip_reason` of every case it left without a verdict.
+    pub fn skip_reason(self) -> String {
+        format!("run interrupted by {}", self.name())
+    }
+}
+
+impl fmt::Display for Interruption {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// The six outcome counts and their total.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Summary {
@@ -165,13 +219,21 @@ pub struct RunReport {
     /// The partitions a merged report joined; absent for a single run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub partitions: Vec<PartitionReport>,
+    /// The signal that ended the run early (`"SIGINT"`, `"SIGTERM"`); absent for a run that went
+    /// to its end. Every case it left without a verdict is `skipped`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<Interruption>,
 }
 
 impl RunReport {
-    /// Exit status the run's verdicts call for: 0 when every verdict is passed, flaky or skipped,
-    /// 1 otherwise. (Usage errors, exit 2, never reach a report.)
+    /// Exit status the run calls for: 130 / 143 when a signal interrupted it, whatever the
+    /// verdicts; else 0 when every verdict is passed, flaky or skipped, 1 otherwise. (Usage errors,
+    /// exit 2, never reach a report.)
     pub fn exit_code(&self) -> u8 {
-        u8::from(self.summary.has_failures())
+        match self.interrupted {
+            Some(i) => i.exit_code(),
+            None => u8::from(self.summary.has_failures()),
+        }
     }
 
     /// Cases with the given outcome, in order.
@@ -250,5 +312,19 @@ mod tests {
             0,
             "an empty run passes"
         );
+    }
+
+    #[test]
+    fn interruptions_spell_their_signal_and_exit_128_plus_it() {
+        for (i, sig, name, code) in [
+            (Interruption::Sigint, 2, "SIGINT", 130),
+            (Interruption::Sigterm, 15, "SIGTERM", 143),
+        ] {
+            assert_eq!(Interruption::from_signal(sig), Some(i));
+            assert_eq!(serde_json::to_value(i).unwrap(), name);
+            assert_eq!(i.exit_code(), code);
+            assert_eq!(i.skip_reason(), format!("run interrupted by {name}"));
+        }
+        assert_eq!(Interruption::from_signal(9), None);
     }
 }
