@@ -3,9 +3,12 @@
 mod bench;
 mod bindgen;
 mod build_kernels;
+mod chaos;
+mod child_wait;
 mod merge_reports;
 mod onboard;
 mod sim_probe;
+mod soak;
 
 use std::process::ExitCode;
 
@@ -33,6 +36,10 @@ enum Command {
     MergeReports(merge_reports::Args),
     /// Regenerate the committed CANN bindings from their header.
     Bindgen(bindgen::Args),
+    /// Run every test binary of the workspace N times under load and count what failed.
+    Soak(soak::Args),
+    /// Run random fault plans through the suite binary and check every report's invariants.
+    Chaos(chaos::Args),
 }
 
 fn main() -> ExitCode {
@@ -44,5 +51,7 @@ fn main() -> ExitCode {
         Command::Bench(a) => bench::run(a),
         Command::MergeReports(a) => merge_reports::run(a),
         Command::Bindgen(a) => bindgen::run(a),
+        Command::Soak(a) => soak::run(a),
+        Command::Chaos(a) => chaos::run(a),
     }
 }
