@@ -53,7 +53,7 @@ const BASE_MS: u64 = 3_000;
 
 /// The length of a run without faults that fire, for the kill's moment: a debug build of the
 /// built-in suite takes 0.7 to 1 s on 2 idle cores.
-const KILL_BASE_MS: u64 = 1_000;
+const KILL_BASE_MS: u64 = 700;
 
 /// Inits of a card that a run is expected to pay (first lane, rebuilds after faults, fresh lanes).
 const INITS_PER_CARD: u64 = 4;
@@ -197,12 +197,13 @@ impl Plan {
         BASE_MS + costs + delays
     }
 
-    /// The window the kill's moment is drawn from: the run without faults, plus half of what its
-    /// faults cost (a launch fault fires only when its card gets that many launches: about half
-    /// to two thirds of them do), so that most kills land while the run is still going.
+    /// The window the kill's moment is drawn from: the run without faults, plus a quarter of what
+    /// its faults cost (a launch fault fires only when its card gets that many launches, which
+    /// about two thirds do; a stall that does not fire costs nothing), so that most kills land
+    /// while the run is still going (100 plans with half the costs: 74 kills landed).
     pub fn kill_window_ms(&self) -> u64 {
         let costs: u64 = self.rules.iter().map(|r| r.kind.cost_ms).sum();
-        KILL_BASE_MS + costs / 2
+        KILL_BASE_MS + costs / 4
     }
 
     /// The bound past which the run is taken as hung and killed: generous (three times the
