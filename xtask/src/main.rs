@@ -7,6 +7,7 @@ mod chaos;
 mod child_wait;
 mod merge_reports;
 mod onboard;
+mod procs;
 mod sim_probe;
 mod soak;
 

@@ -5,13 +5,12 @@
 //! stderr, set on the child's environment only (`ONBOARD_SIM_ROOT`, `ONBOARD_LOCK_DIR`,
 //! `ONBOARD_SIM_CARDS`; `ONBOARD_SIM_FAULTS` removed: the plan goes in `--faults`); with `--kill`
 //! a thread that, at the plan's moment, SIGKILLs one lane of the run (or says the run ended
-//! first); the bound past which a run counts as hung (its lanes and its process group are then
-//! killed). It also asks the suite binary which cases it selects (`--list`) and the built-in
+//! first); the bound past which a run counts as hung (its whole process tree is then killed). The
+//! suite stays in this process's process group, so a Ctrl-C reaches it too. It also asks the suite binary which cases it selects (`--list`) and the built-in
 //! suite which cases need several cards. It never judges a report (see `check`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
@@ -19,13 +18,13 @@ use std::time::{Duration, Instant};
 
 use platform_common::sim::{card_state, SimConfig};
 use platform_common::Arch;
-use rustix::process::{kill_process_group, Pid, Signal};
 use serde_json::Value;
 use tempfile::TempDir;
 
 use super::lanes::{kill_lane, lanes_of, Lane};
 use super::plan::Plan;
 use crate::child_wait::{wait_bounded, Waited};
+use crate::procs;
 
 /// A run could not be made at all (as opposed to a run that broke an invariant).
 #[derive(Debug, thiserror::Error)]
@@ -144,8 +143,7 @@ pub fn run_plan(exe: &Path, plan: &Plan, kill: bool, work: &Path) -> Result<Plan
         .arg("--report-dir")
         .arg(&report_dir)
         .stdout(stdout)
-        .stderr(stderr)
-        .process_group(0);
+        .stderr(stderr);
     let spawn_err = |source| RunError::Spawn {
         exe: exe.to_owned(),
         source,
@@ -160,15 +158,8 @@ pub fn run_plan(exe: &Path, plan: &Plan, kill: bool, work: &Path) -> Result<Plan
         std::thread::spawn(move || kill_one_lane(pid, delay, pick, &done_rx, start))
     });
     let bound = Duration::from_millis(plan.bound_ms());
-    let waited = wait_bounded(child, bound, |pid| {
-        // Hung: its lanes first (they have process groups of their own), then the dispatcher's group.
-        for lane in lanes_of(pid) {
-            kill_lane(lane, pid);
-        }
-        if let Some(p) = i32::try_from(pid).ok().and_then(Pid::from_raw) {
-            let _ = kill_process_group(p, Signal::Kill);
-        }
-    });
+    // Hung: the dispatcher, its lanes and whatever they started.
+    let waited = wait_bounded(child, bound, procs::kill_tree);
     let elapsed = start.elapsed();
     drop(done_tx);
     let kill = killer.map_or(Kill::NotAsked, |k| k.join().unwrap_or(Kill::RunEndedFirst));

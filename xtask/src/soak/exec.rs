@@ -2,21 +2,19 @@
 //!
 //! This module owns one run: the binary starts in its package root with `CARGO_MANIFEST_DIR` and
 //! `CARGO_PKG_NAME` set and the target's library directories on `LD_LIBRARY_PATH` (as `cargo test`
-//! runs it), in a process group of its own, its stdout and stderr in temporary files (no pipe can
-//! fill up). A run past its bound has its whole process group SIGKILLed; after every run whatever
-//! is left of its group is killed too, so no test leaves a process behind. It never reads the
-//! output beyond handing it back (see `libtest`).
+//! runs it), its stdout and stderr in temporary files (no pipe can fill up). A run past its bound
+//! has its whole process tree SIGKILLed. It stays in this process's process group, so a Ctrl-C
+//! of the soak reaches the test binary too. It never reads the output beyond handing it back (see
+//! `libtest`).
 
 use std::ffi::OsString;
 use std::io::{Read, Seek, SeekFrom};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::Duration;
 
-use rustix::process::{kill_process_group, Pid, Signal};
-
 use crate::child_wait::{wait_bounded, Waited};
+use crate::procs;
 
 /// How to run a binary.
 #[derive(Debug, Clone)]
@@ -94,23 +92,15 @@ pub fn run_once(spec: &RunSpec<'_>) -> Result<RunOutput, ExecError> {
         .env("LD_LIBRARY_PATH", library_path(spec.lib_dirs))
         .stdin(Stdio::null())
         .stdout(out.try_clone().map_err(capture)?)
-        .stderr(err.try_clone().map_err(capture)?)
-        .process_group(0);
+        .stderr(err.try_clone().map_err(capture)?);
     let child = cmd.spawn().map_err(|source| ExecError::Spawn {
         exe: spec.exe.to_owned(),
         source,
     })?;
-    let group = Pid::from_child(&child);
-    let ending = match wait_bounded(child, spec.timeout, |_| {
-        let _ = kill_process_group(group, Signal::Kill);
-    })
-    .map_err(capture)?
-    {
+    let ending = match wait_bounded(child, spec.timeout, procs::kill_tree).map_err(capture)? {
         Waited::Exited(status) => Ending::Exited(status),
         Waited::Killed(_) => Ending::TimedOut,
     };
-    // Whatever the run left in its group (a test's stray child) goes with it.
-    let _ = kill_process_group(group, Signal::Kill);
     let stdout = read_all(&mut out).map_err(capture)?;
     let stderr = read_all(&mut err).map_err(capture)?;
     Ok(RunOutput {
@@ -173,13 +163,13 @@ mod tests {
     }
 
     #[test]
-    fn a_run_past_its_bound_is_killed_with_its_group() {
+    fn a_run_past_its_bound_is_killed_with_its_tree() {
         use rustix::event::{poll, PollFd, PollFlags};
-        use rustix::process::{pidfd_open, PidfdFlags};
+        use rustix::process::{pidfd_open, Pid, PidfdFlags};
 
         let root = tempfile::tempdir().unwrap();
         // The shell and its background child both block for good on a FIFO nobody writes: only
-        // the kill of the whole group ends the child (a kill of the shell alone would leave it).
+        // the kill of the whole tree ends the child (a kill of the shell alone would leave it).
         let fifo = root.path().join("never");
         let st = Command::new("mkfifo").arg(&fifo).status().unwrap();
         assert!(st.success());
