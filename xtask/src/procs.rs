@@ -6,6 +6,7 @@
 //! was checked (a pid reused after an exit fails the check). It never decides what to kill.
 
 use std::collections::HashMap;
+use std::os::fd::OwnedFd;
 use std::path::Path;
 
 use rustix::process::{pidfd_open, pidfd_send_signal, Pid, PidfdFlags, Signal};
@@ -69,28 +70,33 @@ pub fn descendants(root: u32) -> Vec<(u32, u32)> {
     out
 }
 
-/// SIGKILLs `pid` if it is (still) a child of `parent`; returns whether the signal was sent.
-pub fn kill_if_child_of(pid: u32, parent: u32) -> bool {
-    let Some(p) = i32::try_from(pid).ok().and_then(Pid::from_raw) else {
-        return false;
-    };
-    let Ok(fd) = pidfd_open(p, PidfdFlags::empty()) else {
-        return false; // gone already
-    };
-    // The pidfd pins this process: if it is still `parent`'s child now, the signal reaches it.
-    if parent_of(pid) != Some(parent) {
-        return false;
-    }
-    pidfd_send_signal(&fd, Signal::Kill).is_ok()
+/// A pidfd of `pid`, opened while `pid` is a child of `parent` (checked after the open, so the
+/// pidfd is of the process that was checked, not of a later one with a reused pid).
+fn pin_child(pid: u32, parent: u32) -> Option<OwnedFd> {
+    let p = i32::try_from(pid).ok().and_then(Pid::from_raw)?;
+    let fd = pidfd_open(p, PidfdFlags::empty()).ok()?;
+    (parent_of(pid) == Some(parent)).then_some(fd)
 }
 
-/// SIGKILLs every descendant of `root` (as found before the first kill, so none escapes by being
-/// reparented), then `root` itself if it is still this process's child.
+/// SIGKILLs `pid` if it is (still) a child of `parent`; returns whether the signal was sent.
+pub fn kill_if_child_of(pid: u32, parent: u32) -> bool {
+    pin_child(pid, parent).is_some_and(|fd| pidfd_send_signal(&fd, Signal::Kill).is_ok())
+}
+
+/// SIGKILLs `root` (a child of this process) and every descendant it has now. Each process is
+/// pinned by a pidfd while its parent is checked, before any signal is sent; so none escapes by
+/// being reparented when its parent dies, and the root dies by the signal, not because a child it
+/// waited for was killed first.
 pub fn kill_tree(root: u32) {
-    for (pid, parent) in descendants(root) {
-        kill_if_child_of(pid, parent);
+    let mut pinned: Vec<OwnedFd> = pin_child(root, std::process::id()).into_iter().collect();
+    pinned.extend(
+        descendants(root)
+            .into_iter()
+            .filter_map(|(pid, parent)| pin_child(pid, parent)),
+    );
+    for fd in &pinned {
+        let _ = pidfd_send_signal(fd, Signal::Kill);
     }
-    kill_if_child_of(root, std::process::id());
 }
 
 #[cfg(test)]

@@ -3,7 +3,9 @@
 //! This module owns the table [`FAULTS`]: how each fault is written, what it does to a run (which
 //! the plan generator needs to keep one card able to finish, to size `--retries`, and to guess the
 //! run's length) and the codes `launch_fail` may carry. Adding a fault to the sim's grammar is one
-//! line here. It never draws a plan (see `plan`).
+//! line here (issue 9's `poison_after@K` would be
+//! `fault("poison_after", Form::At, Effect::FailsAttempt, 200)`). It never draws a plan (see
+//! `plan`).
 
 /// How a fault is written in a plan rule (after `dev=N:`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -12,8 +14,9 @@ pub enum Form {
     At,
     /// `NAME@K` or `NAME@K=CODE`, the code one of [`LAUNCH_CODES`].
     AtCode,
-    /// `NAME=K` with K drawn from the range.
-    Count(u64, u64),
+    /// `NAME=K` with K drawn from one of the inclusive ranges, picked uniformly (list a range
+    /// twice to draw from it twice as often).
+    Count(&'static [(u64, u64)]),
     /// `NAME=VALUE`.
     Value(&'static str),
     /// `NAME` alone.
@@ -72,29 +75,29 @@ const fn fault(name: &'static str, form: Form, effect: Effect, cost_ms: u64) -> 
 /// The case timeout of every chaos run, in seconds: short, so a `stall` ends quickly.
 pub const CASE_TIMEOUT_S: u64 = 5;
 
+/// Force-reset attempts a `force_reset_fail` / `probe_fail` costs: 3 or more fail a whole finalize.
+const RESETS: &[(u64, u64)] = &[(1, 4)];
+
+/// Init delays in ms: three in four a slow init, one in four an init past the case timeout (which
+/// the watchdog must not blame on a case: issue 8 item 3).
+const INIT_DELAYS: &[(u64, u64)] = &[(20, 300), (20, 300), (20, 300), (5_500, 8_000)];
+
+/// A `stall` costs the case timeout, the 2 s grace before SIGKILL, and the replacement lane.
+const STALL_MS: u64 = CASE_TIMEOUT_S * 1000 + 2_500;
+
 /// Every fault of DESIGN section 4, one line each.
+#[rustfmt::skip]
 pub const FAULTS: &[FaultKind] = &[
-    fault("launch_fail", Form::AtCode, Effect::FailsAttempt, 200),
-    fault("op_timeout", Form::At, Effect::FailsAttempt, 2_500),
-    fault("corrupt", Form::At, Effect::WrongResult, 0),
-    fault("crash", Form::At, Effect::KillsLane, 500),
-    // The case timeout, the 2 s grace before SIGKILL, and the replacement lane.
-    fault(
-        "stall",
-        Form::At,
-        Effect::KillsLane,
-        CASE_TIMEOUT_S * 1000 + 2_500,
-    ),
-    fault("drain", Form::Value("false_negative"), Effect::Drain, 0),
-    fault(
-        "force_reset_fail",
-        Form::Count(1, 4),
-        Effect::ResetAttempts,
-        1_000,
-    ),
-    fault("probe_fail", Form::Count(1, 4), Effect::ResetAttempts, 1_000),
-    fault("dead", Form::Bare, Effect::Dead, 500),
-    fault("init_delay_ms", Form::Count(20, 300), Effect::InitDelay, 0),
+    fault("launch_fail",      Form::AtCode,                  Effect::FailsAttempt,  200),
+    fault("op_timeout",       Form::At,                      Effect::FailsAttempt,  2_500),
+    fault("corrupt",          Form::At,                      Effect::WrongResult,   0),
+    fault("crash",            Form::At,                      Effect::KillsLane,     500),
+    fault("stall",            Form::At,                      Effect::KillsLane,     STALL_MS),
+    fault("drain",            Form::Value("false_negative"), Effect::Drain,         0),
+    fault("force_reset_fail", Form::Count(RESETS),           Effect::ResetAttempts, 1_000),
+    fault("probe_fail",       Form::Count(RESETS),           Effect::ResetAttempts, 1_000),
+    fault("dead",             Form::Bare,                    Effect::Dead,          500),
+    fault("init_delay_ms",    Form::Count(INIT_DELAYS),      Effect::InitDelay,     0),
 ];
 
 /// The codes a drawn `launch_fail` carries (`None`: the default, 207001). Never a sticky-context

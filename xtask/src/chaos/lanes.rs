@@ -48,6 +48,7 @@ pub fn kill_lane(lane: Lane, parent: u32) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use std::io::{BufRead, BufReader};
     use std::process::{Command, Stdio};
 
     use super::*;
@@ -63,14 +64,20 @@ mod tests {
     #[test]
     fn a_lane_child_is_found_and_killed() {
         let me = std::process::id();
-        // A child whose command line has `--lane --device 5`; it blocks reading its stdin (kept
-        // open by this test) until killed.
+        // A child whose command line has `--lane --device 5`; it says it runs, then blocks
+        // reading its stdin (kept open by this test) until killed.
         let mut child = Command::new("sh")
-            .args(["-c", "read x", "sh", "--lane", "--device", "5"])
+            .args(["-c", "echo running; read x", "sh", "--lane", "--device", "5"])
             .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
             .spawn()
             .unwrap();
         let _stdin = child.stdin.take();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert_eq!(line, "running\n");
         let pid = child.id();
         let lane = lanes_of(me)
             .into_iter()

@@ -132,7 +132,12 @@ impl Plan {
                     None => (k, format!("{}@{k}", kind.name)),
                 }
             }
-            Form::Count(lo, hi) => {
+            Form::Count(ranges) => {
+                // (One range: no draw, so adding ranges to one fault leaves the others' plans.)
+                let (lo, hi) = match ranges {
+                    [only] => *only,
+                    _ => ranges[rng.gen_range(0..ranges.len())],
+                };
                 let hi = if anchor && kind.effect == Effect::ResetAttempts {
                     hi.min(2u64.saturating_sub(spent))
                 } else {
