@@ -63,7 +63,7 @@ pub struct Summary {
     /// The seed.
     pub seed: u64,
     /// Per invariant, the plans that broke it.
-    pub broken: BTreeMap<&'static str, Vec<usize>>,
+    pub broken: BTreeMap<&'static str, BTreeSet<usize>>,
 }
 
 impl Summary {
@@ -154,13 +154,13 @@ pub fn chaos(s: &Settings, out: &mut dyn Write) -> Result<Summary, RunError> {
             continue;
         }
         for v in &violations {
-            summary.broken.entry(v.invariant).or_default().push(index);
+            summary.broken.entry(v.invariant).or_default().insert(index);
         }
         let dir = run.report_dir();
         let kept = run.dir.keep();
         let _ = writeln!(out, "  plan {index} of seed {}: {plan}", s.seed);
-        for v in &violations {
-            let _ = writeln!(out, "  invariant broken: {v}");
+        for line in violation_lines(&violations) {
+            let _ = writeln!(out, "  {line}");
         }
         let _ = writeln!(
             out,
@@ -173,7 +173,8 @@ pub fn chaos(s: &Settings, out: &mut dyn Write) -> Result<Summary, RunError> {
     let used: Vec<&str> = used.into_iter().collect();
     let _ = writeln!(out, "chaos: faults used: {}", used.join(", "));
     for (invariant, plans) in &summary.broken {
-        let _ = writeln!(out, "chaos: broken {invariant}: plan(s) {plans:?}");
+        let plans: Vec<String> = plans.iter().map(ToString::to_string).collect();
+        let _ = writeln!(out, "chaos: broken {invariant}: plan(s) {}", plans.join(", "));
     }
     let _ = writeln!(out, "{}", summary.last_line());
     Ok(summary)
@@ -251,7 +252,8 @@ fn plan_line(plan: &Plan, plans: u32, run: &PlanRun, violations: &[Violation]) -
     let verdict = if violations.is_empty() {
         "held".to_owned()
     } else {
-        format!("BROKE {} invariant(s)", violations.len())
+        let invariants: BTreeSet<&str> = violations.iter().map(|v| v.invariant).collect();
+        format!("BROKE {} invariant(s)", invariants.len())
     };
     format!(
         "plan {}/{plans}: {plan} -> exit {exit} in {:.1} s, {counts}{fired}{kill}: {verdict}",
@@ -259,6 +261,30 @@ fn plan_line(plan: &Plan, plans: u32, run: &PlanRun, violations: &[Violation]) -
         run.elapsed.as_secs_f64()
     )
 }
+
+/// Per broken invariant, its first violations (at most [`SHOWN`]) and how many more there are.
+fn violation_lines(violations: &[Violation]) -> Vec<String> {
+    let mut by: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for v in violations {
+        by.entry(v.invariant).or_default().push(&v.detail);
+    }
+    let mut lines = Vec::new();
+    for (invariant, details) in by {
+        for d in details.iter().take(SHOWN) {
+            lines.push(format!("invariant broken: {invariant}: {d}"));
+        }
+        if details.len() > SHOWN {
+            lines.push(format!(
+                "invariant broken: {invariant}: ... and {} more",
+                details.len() - SHOWN
+            ));
+        }
+    }
+    lines
+}
+
+/// Violations of one invariant shown per plan.
+const SHOWN: usize = 5;
 
 /// `51 cases: 49 passed, 1 flaky, 1 failed` from a report's summary (zero counts left out).
 fn counts(report: &Value) -> String {
@@ -356,6 +382,18 @@ mod tests {
             used.contains("force_reset_fail") && used.contains("probe_fail"),
             "{used}"
         );
+    }
+
+    #[test]
+    fn violations_are_grouped_and_cut_per_invariant() {
+        let v = |invariant, detail: String| Violation { invariant, detail };
+        let mut vs: Vec<Violation> = (0..7).map(|i| v("b", format!("case {i}"))).collect();
+        vs.push(v("a", "one".to_owned()));
+        let lines = violation_lines(&vs);
+        assert_eq!(lines.len(), 1 + SHOWN + 1, "{lines:?}");
+        assert_eq!(lines[0], "invariant broken: a: one");
+        assert_eq!(lines[1], "invariant broken: b: case 0");
+        assert_eq!(lines.last().unwrap(), "invariant broken: b: ... and 2 more");
     }
 
     #[test]
