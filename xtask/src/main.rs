@@ -10,6 +10,7 @@ mod onboard;
 mod procs;
 mod sim_probe;
 mod soak;
+mod usage;
 
 use std::process::ExitCode;
 
@@ -44,7 +45,18 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => {
+            // --help, --version.
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("error: {}", usage::one_line(&e.to_string()));
+            return ExitCode::from(2);
+        }
+    };
     match cli.command {
         Command::BuildKernels(a) => build_kernels::run(a),
         Command::Onboard(a) => onboard::run(a),

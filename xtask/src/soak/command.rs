@@ -17,6 +17,14 @@ use super::exec::{run_once, Ending, RunOutput, RunSpec};
 use super::libtest::{failed_tests, finished};
 use crate::onboard::{target_dir, workspace_root};
 
+/// Writes a line to stdout; a closed stdout (`| head`) never changes what the soak does.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
 /// Arguments.
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -144,7 +152,7 @@ pub fn run(args: Args) -> ExitCode {
         || "libtest's default test threads".to_owned(),
         |t| format!("--test-threads {t}"),
     );
-    println!(
+    say!(
         "soak: {} test binaries, {} runs each, {} busy loop(s) (one per core), {threads}, {} s bound per run",
         binaries.len(),
         args.runs,
@@ -163,13 +171,13 @@ pub fn run(args: Args) -> ExitCode {
         }
     };
     for line in tally.fail_lines(args.runs) {
-        println!("{line}");
+        say!("{line}");
     }
     if tally.failed() > 0 {
-        println!("soak: the output of each failed run is in {}", logs.display());
+        say!("soak: the output of each failed run is in {}", logs.display());
     }
-    println!("soak: took {:.0} s", started.elapsed().as_secs_f64());
-    println!("{}", closing_line(binaries.len(), args.runs, tally.failed()));
+    say!("soak: took {:.0} s", started.elapsed().as_secs_f64());
+    say!("{}", closing_line(binaries.len(), args.runs, tally.failed()));
     if tally.failed() > 0 {
         ExitCode::from(1)
     } else {
@@ -210,7 +218,7 @@ fn soak(args: &Args, binaries: &[TestBinary], logs: &Path) -> Result<Tally, supe
         }
         let secs = start.elapsed().as_secs_f64();
         if failed_runs == 0 {
-            println!(
+            say!(
                 "soak: [{}/{}] {}: {}/{} runs passed ({secs:.1} s)",
                 i + 1,
                 binaries.len(),
@@ -219,7 +227,7 @@ fn soak(args: &Args, binaries: &[TestBinary], logs: &Path) -> Result<Tally, supe
                 args.runs
             );
         } else {
-            println!(
+            say!(
                 "soak: [{}/{}] {}: {} of {} runs failed, {failed_tests} failed test run(s) ({secs:.1} s)",
                 i + 1,
                 binaries.len(),
