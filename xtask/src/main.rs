@@ -3,9 +3,14 @@
 mod bench;
 mod bindgen;
 mod build_kernels;
+mod chaos;
+mod child_wait;
 mod merge_reports;
 mod onboard;
+mod procs;
 mod sim_probe;
+mod soak;
+mod usage;
 
 use std::process::ExitCode;
 
@@ -33,10 +38,25 @@ enum Command {
     MergeReports(merge_reports::Args),
     /// Regenerate the committed CANN bindings from their header.
     Bindgen(bindgen::Args),
+    /// Run every test binary of the workspace N times under load and count what failed.
+    Soak(soak::Args),
+    /// Run random fault plans through the suite binary and check every report's invariants.
+    Chaos(chaos::Args),
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => {
+            // --help, --version.
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("error: {}", usage::one_line(&e.to_string()));
+            return ExitCode::from(2);
+        }
+    };
     match cli.command {
         Command::BuildKernels(a) => build_kernels::run(a),
         Command::Onboard(a) => onboard::run(a),
@@ -44,5 +64,7 @@ fn main() -> ExitCode {
         Command::Bench(a) => bench::run(a),
         Command::MergeReports(a) => merge_reports::run(a),
         Command::Bindgen(a) => bindgen::run(a),
+        Command::Soak(a) => soak::run(a),
+        Command::Chaos(a) => chaos::run(a),
     }
 }

@@ -1,0 +1,357 @@
+//! Table tests of the chaos invariants (`check`): each invariant broken once by a small report.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use platform_common::Arch;
+use serde_json::{json, Value};
+
+use super::check::{check, is_sticky, reported_code, Facts, ReportedCode, Space};
+use super::faults::by_name;
+use super::plan::{Plan, Rule};
+
+fn plan(faults: &[(&str, u64)]) -> Plan {
+    Plan {
+        index: 1,
+        arch: Arch::A5,
+        cards: 2,
+        anchor: 0,
+        rules: faults
+            .iter()
+            .map(|&(name, value)| Rule {
+                card: 1,
+                kind: by_name(name).unwrap(),
+                value,
+                text: format!("{name}@{value}"),
+            })
+            .collect(),
+        kill_at: 0.5,
+        kill_pick: 0,
+    }
+}
+
+fn passed(id: &str) -> Value {
+    json!({"id": id, "outcome": "passed", "skip_reason": null,
+           "attempts": [{"device": 0, "pid": 10, "outcome": "passed", "error": null}]})
+}
+
+fn failed_attempt(pid: u64, class: &str, call: Option<&str>, code: Value) -> Value {
+    json!({"device": 1, "pid": pid, "outcome": "failed",
+           "error": {"class": class, "call": call, "code": code, "message": "m"}})
+}
+
+fn report(cases: Vec<Value>, health: Value) -> Value {
+    let mut summary = json!({"total": cases.len()});
+    for k in ["passed", "failed", "flaky", "skipped", "timed_out", "crashed"] {
+        let n = cases.iter().filter(|c| c["outcome"] == k).count();
+        summary[k] = json!(n);
+    }
+    json!({"flaky_result": "pass", "summary": summary, "cases": cases, "devices_health": health})
+}
+
+struct Case {
+    report: Value,
+    plan: Plan,
+    exit: i32,
+    /// The invariants the report must break (empty: it holds).
+    broken: &'static [&'static str],
+}
+
+fn run(c: &Case) -> Vec<&'static str> {
+    let listed: BTreeSet<String> = arr_ids(&c.report);
+    let multi: BTreeMap<String, u32> = [("M::two".to_owned(), 2)].into();
+    let facts = Facts {
+        plan: &c.plan,
+        exit: Some(c.exit),
+        listed: &listed,
+        multi_card: &multi,
+    };
+    let mut got: Vec<&'static str> = check(&c.report, &facts).iter().map(|v| v.invariant).collect();
+    got.dedup();
+    got
+}
+
+fn arr_ids(r: &Value) -> BTreeSet<String> {
+    r["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn flaky_after(first: Value) -> Value {
+    json!({"id": "A::x", "outcome": "flaky", "skip_reason": null, "attempts": [
+        first, {"device": 0, "pid": 11, "outcome": "passed", "error": null}]})
+}
+
+fn poisoned(pid: u64, case: Option<&str>, code: Value) -> Value {
+    let mut r = json!({"event": "poisoned", "at_ms": 5, "code": code, "call": "rtKernelLaunchWithHandleV2", "pid": pid});
+    if let Some(c) = case {
+        r["case"] = json!(c);
+    }
+    r
+}
+
+#[test]
+fn each_invariant_is_broken_by_its_report() {
+    let launch = Some("rtKernelLaunchWithHandleV2");
+    let table = vec![
+        // A clean run holds.
+        Case {
+            report: report(vec![passed("A::x"), passed("M::two")], json!({})),
+            plan: plan(&[]),
+            exit: 0,
+            broken: &[],
+        },
+        // A launch failure with its own poisoning, retried to a pass: holds (integer code form).
+        Case {
+            report: report(
+                vec![flaky_after(failed_attempt(
+                    10,
+                    "device_runtime",
+                    launch,
+                    json!(207001),
+                ))],
+                json!({"1": [poisoned(10, Some("A::x"), json!(207001))]}),
+            ),
+            plan: plan(&[("launch_fail", 3)]),
+            exit: 0,
+            broken: &[],
+        },
+        // The same in the typed code form, with a poisoned event naming no case.
+        Case {
+            report: report(
+                vec![flaky_after(failed_attempt(
+                    10,
+                    "device_runtime",
+                    launch,
+                    json!({"space": "acl", "raw": 207001}),
+                ))],
+                json!({"1": [poisoned(10, None, json!({"space": "acl", "raw": 207001}))]}),
+            ),
+            plan: plan(&[("launch_fail", 3)]),
+            exit: 0,
+            broken: &[],
+        },
+        // The refusal: the first cause's code again, in a later case, with no poisoning of its own.
+        Case {
+            report: report(
+                vec![
+                    flaky_after(failed_attempt(10, "device_runtime", launch, json!(207001))),
+                    json!({"id": "B::y", "outcome": "flaky", "skip_reason": null, "attempts": [
+                        failed_attempt(10, "device_runtime", launch, json!(207001)),
+                        {"device": 0, "pid": 12, "outcome": "passed", "error": null}]}),
+                ],
+                json!({"1": [poisoned(10, Some("A::x"), json!(207001))]}),
+            ),
+            plan: plan(&[("launch_fail", 3)]),
+            exit: 0,
+            broken: &["Unusable refusal (cascade)"],
+        },
+        // Sticky codes: 507899 (integer), HAL rc 62 (typed), 62 from halResMap (integer).
+        Case {
+            report: report(
+                vec![flaky_after(failed_attempt(
+                    10,
+                    "device_runtime",
+                    Some("aclrtMalloc"),
+                    json!(507899),
+                ))],
+                json!({"1": [poisoned(10, Some("A::x"), json!(507899))]}),
+            ),
+            plan: plan(&[]),
+            exit: 0,
+            broken: &["sticky-context code (cascade)"],
+        },
+        Case {
+            report: report(
+                vec![flaky_after(failed_attempt(
+                    10,
+                    "device_runtime",
+                    Some("halResMap"),
+                    json!({"space": "hal", "raw": 62}),
+                ))],
+                json!({"1": [{"event": "poisoned", "code": {"space": "hal", "raw": 62}, "call": "halResMap", "case": "A::x", "pid": 10}]}),
+            ),
+            plan: plan(&[]),
+            exit: 0,
+            broken: &["sticky-context code (cascade)"],
+        },
+        // A wrong result retried, and more wrong results than corrupt faults.
+        Case {
+            report: report(
+                vec![
+                    json!({"id": "A::x", "outcome": "passed", "skip_reason": null, "attempts": [
+                    failed_attempt(10, "result", None, Value::Null),
+                    {"device": 0, "pid": 10, "outcome": "passed", "error": null}]}),
+                ],
+                json!({}),
+            ),
+            plan: plan(&[]),
+            exit: 0,
+            broken: &[
+                "result failure retried",
+                "wrong results the plan does not explain",
+            ],
+        },
+        // A final failed from a corrupt fault holds; exit 1 as the verdict says.
+        Case {
+            report: report(
+                vec![json!({"id": "A::x", "outcome": "failed", "skip_reason": null,
+                            "attempts": [failed_attempt(10, "result", None, Value::Null)]})],
+                json!({}),
+            ),
+            plan: plan(&[("corrupt", 4)]),
+            exit: 1,
+            broken: &[],
+        },
+        // ... but not with exit 0.
+        Case {
+            report: report(
+                vec![json!({"id": "A::x", "outcome": "failed", "skip_reason": null,
+                            "attempts": [failed_attempt(10, "result", None, Value::Null)]})],
+                json!({}),
+            ),
+            plan: plan(&[("corrupt", 4)]),
+            exit: 0,
+            broken: &["exit status matches the verdicts"],
+        },
+        // A final failed of a device class, and a final timed_out.
+        Case {
+            report: report(
+                vec![
+                    json!({"id": "A::x", "outcome": "failed", "skip_reason": null,
+                           "attempts": [failed_attempt(10, "infrastructure", None, Value::Null)]}),
+                    json!({"id": "B::y", "outcome": "timed_out", "skip_reason": null,
+                           "attempts": [{"device": 0, "pid": 3, "outcome": "timed_out", "error": {"class": "device_runtime", "message": "t"}}]}),
+                ],
+                json!({}),
+            ),
+            plan: plan(&[]),
+            exit: 1,
+            broken: &[
+                "final failed without a wrong result",
+                "final timed_out or crashed",
+            ],
+        },
+        // The multi-card case may fail after a quarantine; without one it may not.
+        Case {
+            report: report(
+                vec![json!({"id": "M::two", "outcome": "failed", "skip_reason": null,
+                            "attempts": [{"device": null, "pid": null, "outcome": "failed", "error": {"class": "infrastructure", "message": "q"}}]})],
+                json!({"1": [{"event": "quarantined", "at_ms": 9}]}),
+            ),
+            plan: plan(&[("dead", 0)]),
+            exit: 1,
+            broken: &[],
+        },
+        Case {
+            report: report(
+                vec![json!({"id": "M::two", "outcome": "failed", "skip_reason": null,
+                            "attempts": [{"device": null, "pid": null, "outcome": "failed", "error": {"class": "infrastructure", "message": "q"}}]})],
+                json!({}),
+            ),
+            plan: plan(&[]),
+            exit: 1,
+            broken: &["final failed without a wrong result"],
+        },
+        // Skips: the multi-card case with too few healthy cards holds; any other skip does not;
+        // a case with no attempt that is not skipped does not.
+        Case {
+            report: report(
+                vec![
+                    json!({"id": "M::two", "outcome": "skipped", "skip_reason": "needs 2 cards", "attempts": []}),
+                ],
+                json!({"1": [{"event": "quarantined", "at_ms": 9}]}),
+            ),
+            plan: plan(&[("dead", 0)]),
+            exit: 0,
+            broken: &[],
+        },
+        Case {
+            report: report(
+                vec![
+                    json!({"id": "A::x", "outcome": "skipped", "skip_reason": "why not", "attempts": []}),
+                    json!({"id": "B::y", "outcome": "passed", "skip_reason": null, "attempts": []}),
+                ],
+                json!({}),
+            ),
+            plan: plan(&[]),
+            exit: 0,
+            broken: &[
+                "skip without a reason the plan explains",
+                "case without an attempt",
+            ],
+        },
+    ];
+    for (i, c) in table.iter().enumerate() {
+        let mut want: Vec<&str> = c.broken.to_vec();
+        let mut got = run(c);
+        want.sort_unstable();
+        got.sort_unstable();
+        got.dedup();
+        assert_eq!(got, want, "row {i}: {}", c.report);
+    }
+}
+
+#[test]
+fn lost_cases_and_bad_counts_are_violations() {
+    let mut r = report(vec![passed("A::x")], json!({}));
+    r["summary"]["passed"] = json!(2);
+    let listed: BTreeSet<String> = ["A::x".to_owned(), "B::lost".to_owned()].into();
+    let multi = BTreeMap::new();
+    let p = plan(&[]);
+    let facts = Facts {
+        plan: &p,
+        exit: Some(0),
+        listed: &listed,
+        multi_card: &multi,
+    };
+    let got: Vec<String> = check(&r, &facts).iter().map(ToString::to_string).collect();
+    assert!(
+        got.iter().any(|v| v.contains("add up to 2, total is 1")),
+        "{got:?}"
+    );
+    assert!(got.iter().any(|v| v.contains("missing [\"B::lost\"]")), "{got:?}");
+    let facts = Facts { exit: None, ..facts };
+    let got: Vec<String> = check(&json!({}), &facts)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert!(got.iter().any(|v| v.contains("no total")), "{got:?}");
+    assert!(got.iter().any(|v| v.contains("exit by a signal")), "{got:?}");
+}
+
+#[test]
+fn codes_are_read_in_both_forms() {
+    let acl = |raw| ReportedCode {
+        space: Space::Acl,
+        raw,
+    };
+    let hal = |raw| ReportedCode {
+        space: Space::Hal,
+        raw,
+    };
+    assert_eq!(
+        reported_code(&json!(507899), Some("aclrtMalloc")),
+        Some(acl(507_899))
+    );
+    assert_eq!(
+        reported_code(&json!({"space": "acl", "raw": 507899}), None),
+        Some(acl(507_899))
+    );
+    assert_eq!(
+        reported_code(&json!({"space": "hal", "raw": 62}), None),
+        Some(hal(62))
+    );
+    // The integer form: 62 is HAL only from halResMap.
+    assert_eq!(reported_code(&json!(62), Some("halResMap")), Some(hal(62)));
+    assert_eq!(reported_code(&json!(62), Some("aclrtMalloc")), Some(acl(62)));
+    assert_eq!(
+        reported_code(&json!({"space": "loader", "raw": 1}), None).map(|c| c.space),
+        Some(Space::Other)
+    );
+    assert_eq!(reported_code(&Value::Null, None), None);
+    assert!(is_sticky(acl(507_899)) && is_sticky(hal(62)));
+    assert!(!is_sticky(acl(62)) && !is_sticky(hal(507_899)) && !is_sticky(acl(207_001)));
+}

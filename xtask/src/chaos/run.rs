@@ -1,0 +1,301 @@
+//! Running one chaos plan through the suite binary, and what the checks need to know of the suite.
+//!
+//! This module owns one run's processes and files: a temporary directory per run (under the
+//! chaos work dir) holding the sim root, the lock dir, the report dir and the run's stdout and
+//! stderr, set on the child's environment only (`ONBOARD_SIM_ROOT`, `ONBOARD_LOCK_DIR`,
+//! `ONBOARD_SIM_CARDS`; `ONBOARD_SIM_FAULTS` removed: the plan goes in `--faults`); with `--kill`
+//! a thread that, at the plan's moment, SIGKILLs one lane of the run (or says the run ended
+//! first); the bound past which a run counts as hung (its whole process tree is then killed). The
+//! suite stays in this process's process group, so a Ctrl-C reaches it too. It also asks the suite binary which cases it selects (`--list`) and the built-in
+//! suite which cases need several cards. It never judges a report (see `check`).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use platform_common::sim::{card_state, SimConfig};
+use platform_common::Arch;
+use serde_json::Value;
+use tempfile::TempDir;
+
+use super::lanes::{kill_lane, lanes_of, Lane};
+use super::plan::Plan;
+use crate::child_wait::{wait_bounded, Waited};
+use crate::procs;
+
+/// A run could not be made at all (as opposed to a run that broke an invariant).
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// A file or directory of the run could not be made.
+    #[error("failed to prepare {path}: {source}")]
+    Prepare {
+        /// What.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The suite binary could not be started or waited for.
+    #[error("failed to run {exe}: {source}")]
+    Spawn {
+        /// The binary.
+        exe: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// `--list` failed.
+    #[error("`{exe} --arch {arch} --list` failed: {detail}")]
+    List {
+        /// The binary.
+        exe: PathBuf,
+        /// The arch.
+        arch: Arch,
+        /// Its status and stderr.
+        detail: String,
+    },
+}
+
+/// What a `--kill` did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kill {
+    /// No kill was asked for.
+    NotAsked,
+    /// This lane was SIGKILLed at this moment of the run.
+    Killed {
+        /// The lane.
+        lane: Lane,
+        /// When, since the run started.
+        at: Duration,
+    },
+    /// The run ended before the kill's moment, or before a lane could be found after it.
+    RunEndedFirst,
+}
+
+/// One run's result.
+#[derive(Debug)]
+pub struct PlanRun {
+    /// The exit code (`None`: ended by a signal).
+    pub exit: Option<i32>,
+    /// The run passed its bound and was killed.
+    pub hung: bool,
+    /// Its wall time.
+    pub elapsed: Duration,
+    /// What the kill did.
+    pub kill: Kill,
+    /// `report.json`, or why it could not be read.
+    pub report: Result<Value, String>,
+    /// Launch faults of the plan that fired, of those installed (from the sim's card files; `None`
+    /// when they could not be read).
+    pub fired: Option<(usize, usize)>,
+    /// Case launches on all cards of the run.
+    pub launches: Option<u64>,
+    /// The run's directory (sim root, locks, report, output); removed on drop unless kept.
+    pub dir: TempDir,
+}
+
+impl PlanRun {
+    /// The report dir.
+    pub fn report_dir(&self) -> PathBuf {
+        self.dir.path().join("report")
+    }
+}
+
+fn prepare(path: &Path) -> impl FnOnce(std::io::Error) -> RunError + '_ {
+    move |source| RunError::Prepare {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+/// The suite binary with a sim root, lock dir and card count of `dir`'s.
+fn suite_command(exe: &Path, dir: &Path, cards: u32) -> Result<Command, RunError> {
+    let sim = dir.join("sim");
+    let locks = dir.join("locks");
+    for d in [&sim, &locks] {
+        std::fs::create_dir(d).map_err(prepare(d))?;
+    }
+    let mut cmd = Command::new(exe);
+    cmd.env("ONBOARD_SIM_ROOT", &sim)
+        .env("ONBOARD_LOCK_DIR", &locks)
+        .env("ONBOARD_SIM_CARDS", cards.to_string())
+        .env_remove("ONBOARD_SIM_FAULTS")
+        .stdin(Stdio::null());
+    Ok(cmd)
+}
+
+/// Runs `plan` once in a new directory under `work`.
+pub fn run_plan(exe: &Path, plan: &Plan, kill: bool, work: &Path) -> Result<PlanRun, RunError> {
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("plan-{}-", plan.index))
+        .tempdir_in(work)
+        .map_err(prepare(work))?;
+    let mut cmd = suite_command(exe, dir.path(), plan.cards)?;
+    let out_path = dir.path().join("stdout.txt");
+    let err_path = dir.path().join("stderr.txt");
+    let stdout = File::create(&out_path).map_err(prepare(&out_path))?;
+    let stderr = File::create(&err_path).map_err(prepare(&err_path))?;
+    let report_dir = dir.path().join("report");
+    cmd.args(plan.suite_args())
+        .arg("--report-dir")
+        .arg(&report_dir)
+        .stdout(stdout)
+        .stderr(stderr);
+    let spawn_err = |source| RunError::Spawn {
+        exe: exe.to_owned(),
+        source,
+    };
+    let start = Instant::now();
+    let child = cmd.spawn().map_err(spawn_err)?;
+    let pid = child.id();
+    let (done_tx, done_rx) = mpsc::channel::<()>();
+    let killer = kill.then(|| {
+        let delay = Duration::from_millis((plan.kill_window_ms() as f64 * plan.kill_at) as u64);
+        let pick = plan.kill_pick;
+        std::thread::spawn(move || kill_one_lane(pid, delay, pick, &done_rx, start))
+    });
+    let bound = Duration::from_millis(plan.bound_ms());
+    // Hung: the dispatcher, its lanes and whatever they started.
+    let waited = wait_bounded(child, bound, procs::kill_tree);
+    let elapsed = start.elapsed();
+    drop(done_tx);
+    let kill = killer.map_or(Kill::NotAsked, |k| k.join().unwrap_or(Kill::RunEndedFirst));
+    let (status, hung) = match waited.map_err(spawn_err)? {
+        Waited::Exited(s) => (s, false),
+        Waited::Killed(s) => (s, true),
+    };
+    let report_path = report_dir.join("report.json");
+    let report = std::fs::read_to_string(&report_path)
+        .map_err(|e| format!("cannot read {}: {e}", report_path.display()))
+        .and_then(|t| serde_json::from_str(&t).map_err(|e| format!("bad {}: {e}", report_path.display())));
+    let (fired, launches) = match fired_faults(plan, &dir.path().join("sim")) {
+        Some((f, t, l)) => (Some((f, t)), Some(l)),
+        None => (None, None),
+    };
+    Ok(PlanRun {
+        exit: status.code(),
+        hung,
+        elapsed,
+        kill,
+        report,
+        fired,
+        launches,
+        dir,
+    })
+}
+
+/// (launch faults fired, launch faults installed, case launches) over the plan's cards, from the
+/// sim's record of each card.
+fn fired_faults(plan: &Plan, sim_root: &Path) -> Option<(usize, usize, u64)> {
+    let cfg = SimConfig::new(plan.arch, sim_root).with_cards(plan.cards);
+    let mut totals = (0, 0, 0);
+    for card in 0..plan.cards {
+        let state = card_state(&cfg, card).ok()?;
+        let launch = |i: &usize| state.faults.get(*i).is_some_and(|f| f.launch_number().is_some());
+        totals.0 += state.fired.iter().filter(|i| launch(i)).count();
+        totals.1 += state
+            .faults
+            .iter()
+            .filter(|f| f.launch_number().is_some())
+            .count();
+        totals.2 += state.counters.case_launches;
+    }
+    Some(totals)
+}
+
+/// Waits until `delay` has passed (or the run ended), then SIGKILLs one lane of `parent`.
+fn kill_one_lane(parent: u32, delay: Duration, pick: u64, done: &Receiver<()>, start: Instant) -> Kill {
+    if done.recv_timeout(delay) != Err(RecvTimeoutError::Timeout) {
+        return Kill::RunEndedFirst;
+    }
+    loop {
+        let lanes = lanes_of(parent);
+        if !lanes.is_empty() {
+            let lane = lanes[(pick % lanes.len() as u64) as usize];
+            if kill_lane(lane, parent) {
+                return Kill::Killed {
+                    lane,
+                    at: start.elapsed(),
+                };
+            }
+        }
+        // No lane at this instant (one is being started or has just exited): look again soon,
+        // unless the run ends meanwhile.
+        if done.recv_timeout(Duration::from_millis(5)) != Err(RecvTimeoutError::Timeout) {
+            return Kill::RunEndedFirst;
+        }
+    }
+}
+
+/// The case ids `--list` selects for `arch` (every case of the built-in suite the arch admits).
+pub fn list_cases(exe: &Path, arch: Arch, work: &Path) -> Result<BTreeSet<String>, RunError> {
+    let dir = tempfile::Builder::new()
+        .prefix("list-")
+        .tempdir_in(work)
+        .map_err(prepare(work))?;
+    let out = suite_command(exe, dir.path(), 2)?
+        .args(["--arch", arch.name(), "--platform", "sim", "--list"])
+        .output()
+        .map_err(|source| RunError::Spawn {
+            exe: exe.to_owned(),
+            source,
+        })?;
+    let list_err = |detail: String| RunError::List {
+        exe: exe.to_owned(),
+        arch,
+        detail,
+    };
+    if !out.status.success() {
+        return Err(list_err(format!(
+            "{}: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    let ids: BTreeSet<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|id| id.contains("::"))
+        .map(str::to_owned)
+        .collect();
+    if ids.is_empty() {
+        return Err(list_err("it listed no case".to_owned()));
+    }
+    Ok(ids)
+}
+
+/// The built-in suite's cases that need more than one card, with the number they need.
+pub fn multi_card_cases(arch: Arch) -> BTreeMap<String, u32> {
+    runner::suite::builtin(arch)
+        .classes
+        .iter()
+        .flat_map(|class| {
+            class
+                .cases
+                .iter()
+                .filter(|c| c.device_count > 1)
+                .map(move |c| (format!("{}::{}", class.name, c.name), c.device_count))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_builtin_suite_has_its_multi_card_case() {
+        for arch in [Arch::A5, Arch::A2a3] {
+            let multi = multi_card_cases(arch);
+            assert_eq!(
+                multi.get("MultiCard::vector_add_on_two_cards"),
+                Some(&2),
+                "{arch}"
+            );
+            assert!(multi.values().all(|&n| n > 1));
+        }
+    }
+}
