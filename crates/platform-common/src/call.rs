@@ -9,9 +9,9 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-/// Every driver call a runner makes; the name in messages is CANN's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+/// Every driver call a runner makes; the name in messages and in serialised form (reports, the
+/// lane protocol) is CANN's ([`DriverCall::name`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DriverCall {
     /// `aclInit`.
     Init,
@@ -52,6 +52,33 @@ pub enum DriverCall {
 }
 
 impl DriverCall {
+    /// Every call, in declaration order.
+    pub const ALL: [DriverCall; 18] = [
+        Self::Init,
+        Self::SetDevice,
+        Self::ResetDevice,
+        Self::ResetDeviceForce,
+        Self::SetOpExecuteTimeout,
+        Self::CreateStream,
+        Self::DestroyStream,
+        Self::SynchronizeStreamWithTimeout,
+        Self::SynchronizeDeviceWithTimeout,
+        Self::Malloc,
+        Self::Free,
+        Self::MemcpyToDevice,
+        Self::MemcpyToHost,
+        Self::RegisterKernel,
+        Self::LaunchAicore,
+        Self::LaunchAicpu,
+        Self::HalResMap,
+        Self::HalMemCtl,
+    ];
+
+    /// The call CANN names `name` ([`DriverCall::name`]'s inverse).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.name() == name)
+    }
+
     /// CANN's name of the call.
     pub fn name(self) -> &'static str {
         match self {
@@ -77,8 +104,40 @@ impl DriverCall {
     }
 }
 
+impl Serialize for DriverCall {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for DriverCall {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        Self::from_name(&name)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown driver call {name:?}")))
+    }
+}
+
 impl fmt::Display for DriverCall {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every call serialises as CANN's name and reads back; `ALL` lists each call once.
+    #[test]
+    fn calls_serialise_as_cann_names_and_round_trip() {
+        let mut names = std::collections::HashSet::new();
+        for call in DriverCall::ALL {
+            assert!(names.insert(call.name()), "{call:?} is named twice");
+            let json = serde_json::to_string(&call).unwrap();
+            assert_eq!(json, format!("{:?}", call.name()));
+            assert_eq!(serde_json::from_str::<DriverCall>(&json).unwrap(), call);
+        }
+        assert!(serde_json::from_str::<DriverCall>("\"aclrtNope\"").is_err());
     }
 }

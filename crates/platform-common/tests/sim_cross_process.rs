@@ -130,7 +130,7 @@ fn a_force_reset_releases_a_second_process_context_on_the_same_card() {
     let first = b.until("call");
     assert_eq!(first["ok"], false);
     assert_eq!(code(&first), 507007, "{first}");
-    assert_eq!(first["error"]["call"], "malloc");
+    assert_eq!(first["error"]["call"], "aclrtMalloc");
     let second = b.until("call");
     assert_eq!(code(&second), 507899, "{second}: the released context is sticky");
     assert!(!b.finish().0.success());

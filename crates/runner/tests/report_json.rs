@@ -88,7 +88,7 @@ fn report_has_exactly_the_schema_keys() {
     );
     assert_eq!(
         b["attempts"][0]["error"]["call"],
-        "synchronize_stream_with_timeout"
+        "aclrtSynchronizeStreamWithTimeout"
     );
     let skipped = v["cases"]
         .as_array()
@@ -118,7 +118,7 @@ fn report_has_exactly_the_schema_keys() {
     assert_eq!(
         card1[0],
         serde_json::json!({ "event": "poisoned", "at_ms": 515, "device": 1, "arch": "a5",
-                            "call": "synchronize_stream_with_timeout",
+                            "call": "aclrtSynchronizeStreamWithTimeout",
                             "code": { "space": "acl", "raw": 507000 }, "case": "Paged::b",
                             "detail": "op timeout", "unix_ms": 1_700_000_000_515_u64 })
     );
@@ -136,7 +136,7 @@ fn report_has_exactly_the_schema_keys() {
     // What only the runner knows: no card, arch or Unix time of a device runner; typed codes.
     assert_eq!(
         card1[7],
-        serde_json::json!({ "event": "init_failed", "at_ms": 700, "call": "create_stream",
+        serde_json::json!({ "event": "init_failed", "at_ms": 700, "call": "aclrtCreateStream",
                             "code": { "space": "acl", "raw": 507899 }, "detail": "fresh lane could not init" })
     );
     assert_eq!(
@@ -170,11 +170,11 @@ fn the_readme_schema_parses_with_typed_codes() {
   "cases": [ { "id": "Class::case", "class": "Class", "runtime": "…", "outcome": "passed",
                "skip_reason": null,
                "attempts": [ { "device": 0, "pid": 1, "outcome": "failed", "duration_ms": 0,
-                               "error": { "class": "device_runtime", "call": "hal_res_map",
+                               "error": { "class": "device_runtime", "call": "halResMap",
                                           "code": { "space": "hal", "raw": 62 },
                                           "name": "…", "message": "…" } } ] } ],
   "devices_health": { "0": [
-      { "event": "poisoned", "at_ms": 0, "device": 0, "arch": "a5", "call": "hal_res_map",
+      { "event": "poisoned", "at_ms": 0, "device": 0, "arch": "a5", "call": "halResMap",
         "code": { "space": "hal", "raw": 62 }, "detail": "…", "unix_ms": 0 },
       { "event": "init_failed", "at_ms": 1, "code": { "space": "acl", "raw": 507899 }, "detail": "…" } ] } }"#;
     let r: RunReport = serde_json::from_str(example).unwrap();

@@ -190,7 +190,7 @@ pub fn run_plan(exe: &Path, plan: &Plan, kill: bool, work: &Path) -> Result<Plan
 /// (launch faults fired, launch faults installed, case launches) over the plan's cards, from the
 /// sim's record of each card.
 fn fired_faults(plan: &Plan, sim_root: &Path) -> Option<(usize, usize, u64)> {
-    let cfg = SimConfig::new(plan.arch, sim_root).with_cards(plan.cards);
+    let cfg = SimConfig::new(runner::platform::arch_entry(plan.arch).facts, sim_root).with_cards(plan.cards);
     let mut totals = (0, 0, 0);
     for card in 0..plan.cards {
         let state = card_state(&cfg, card).ok()?;

@@ -17,8 +17,8 @@ use super::outcome::{AttemptOutcome, Outcome};
 pub struct ErrorReport {
     /// `device_runtime`, `result`, `infrastructure` or `usage`.
     pub class: FailureClass,
-    /// The driver call that failed, when a call failed (serialised as the call's id, e.g.
-    /// `synchronize_stream_with_timeout`; shown with CANN's name, `aclrtSynchronizeStreamWithTimeout`).
+    /// The driver call that failed, when a call failed (serialised and shown with CANN's name,
+    /// e.g. `aclrtSynchronizeStreamWithTimeout`).
     pub call: Option<DriverCall>,
     /// The code, with its space (`{"space": "acl", "raw": 507000}`, HAL rc 62 is
     /// `{"space": "hal", "raw": 62}`), when a call failed.
@@ -140,7 +140,7 @@ mod tests {
         let jh = serde_json::to_value(&h).unwrap();
         assert_eq!(ja["code"], serde_json::json!({"space": "acl", "raw": 507000}));
         assert_eq!(jh["code"], serde_json::json!({"space": "hal", "raw": 62}));
-        assert_eq!(ja["call"], "synchronize_stream_with_timeout");
+        assert_eq!(ja["call"], "aclrtSynchronizeStreamWithTimeout");
         assert_eq!(serde_json::from_value::<ErrorReport>(jh).unwrap(), h);
         assert!(
             a.to_string()

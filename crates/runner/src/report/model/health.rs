@@ -217,7 +217,7 @@ mod tests {
         assert_eq!(json["event"], "poisoned");
         assert_eq!(json["at_ms"], 12);
         assert_eq!(json["code"], serde_json::json!({"space": "hal", "raw": 62}));
-        assert_eq!(json["call"], "hal_res_map");
+        assert_eq!(json["call"], "halResMap");
         assert_eq!(json["case"], "C::a");
         assert_eq!(json["pid"], 7);
         assert_eq!(r.name(), "poisoned");
