@@ -147,7 +147,7 @@ fn launch_counters_hold_across_processes() {
     let case = second.until("case");
     assert_eq!(case["ok"], false);
     assert_eq!(code(&case), 507018, "{case}");
-    assert_eq!(case["error"]["call"], "synchronize_stream_with_timeout");
+    assert_eq!(case["error"]["call"], "aclrtSynchronizeStreamWithTimeout");
     assert!(!second.finish().0.success());
     let st = card_state(&m.cfg, 0).unwrap();
     assert_eq!((st.counters.case_launches, st.fired.clone()), (2, vec![0]));

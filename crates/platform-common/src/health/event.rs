@@ -223,7 +223,7 @@ mod tests {
         assert_eq!(json["attempt"], 2);
         assert_eq!(json["rc"], 0);
         assert_eq!(json["duration_ms"], 17);
-        assert_eq!(json["call"], "synchronize_stream_with_timeout");
+        assert_eq!(json["call"], "aclrtSynchronizeStreamWithTimeout");
         assert_eq!(json["code"]["raw"], 507000);
         let back: HealthEvent = serde_json::from_value(json).unwrap();
         assert_eq!(back, ev);
