@@ -66,7 +66,7 @@ impl CurrentDevice {
 pub struct SimDriver {
     cfg: SimConfig,
     inner: Mutex<Inner>,
-    stats: StatCounters,
+    stats: Arc<StatCounters>,
     next_handle: AtomicU64,
     initialized: AtomicBool,
     scope: CurrentDevice,
@@ -89,7 +89,7 @@ impl SimDriver {
         Self {
             cfg,
             inner: Mutex::new(Inner::default()),
-            stats: StatCounters::default(),
+            stats: Arc::default(),
             next_handle: AtomicU64::new(1),
             initialized: AtomicBool::new(false),
             scope: CurrentDevice::PerValue,
@@ -302,10 +302,11 @@ impl Driver for SimDriver {
         let call = DriverCall::CreateStream;
         self.with_healthy(call, |ctx| {
             let id = self.handle();
-            let stream = StreamShared::spawn(id, Arc::clone(&ctx.sticky)).map_err(|e| {
-                tracing::error!(error = %e, "cannot start a simulated stream's worker thread");
-                DriverError::new(call, codes::RT_DRV_INTERNAL_ERROR)
-            })?;
+            let stream =
+                StreamShared::spawn(id, Arc::clone(&ctx.sticky), Arc::clone(&self.stats)).map_err(|e| {
+                    tracing::error!(error = %e, "cannot start a simulated stream's worker thread");
+                    DriverError::new(call, codes::RT_DRV_INTERNAL_ERROR)
+                })?;
             ctx.streams.insert(id, stream);
             Ok(Stream(id))
         })
