@@ -17,7 +17,7 @@
 //! What it never does: it never decides what a fault means to a test run (the runner does), never
 //! takes a lease (force reset is handed one), and never changes the process environment.
 //!
-//! Files: `config.rs` (settings), `plan.rs`/`plan_parse.rs` (fault plans), `card_file.rs` (shared
+//! Files: `config.rs` (settings), `plan.rs`/`plan_parse.rs`/`plan_error.rs` (fault plans: types, grammar, errors), `card_file.rs` (shared
 //! card state, [`start_run`]), `driver.rs` (the call rules), `launch.rs` (a launch's arguments,
 //! counting and fate), `reset.rs` (a force reset's verdict), `context.rs` (per-process context and
 //! sticky codes), `stream.rs` (queues, sync, error state), `aicore.rs` (blocks and the reaper),
@@ -33,6 +33,7 @@ mod host_faults;
 mod launch;
 mod memory;
 mod plan;
+mod plan_error;
 mod plan_parse;
 mod reset;
 mod stats;
@@ -43,5 +44,7 @@ pub use config::{SimConfig, DEFAULT_CARDS, DEFAULT_CARD_MEMORY, ENV_SIM_CARDS, E
 pub use context::sticky_code;
 pub use driver::{CurrentDevice, SimDriver};
 pub use error::SimError;
-pub use plan::{CardSel, Fault, FaultPlan, FaultPlanError, FaultRule, PlanErrorKind, ENV_SIM_FAULTS};
+pub use plan::{CardSel, Fault, FaultPlan, FaultRule};
+pub use plan_error::{FaultPlanError, PlanErrorKind};
+pub use plan_parse::ENV_SIM_FAULTS;
 pub use stats::{CallCounts, SimStats};
