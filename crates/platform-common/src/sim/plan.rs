@@ -98,7 +98,8 @@ pub enum Fault {
     },
     /// `dead`: every `set_device` on the card fails; nothing recovers it.
     Dead,
-    /// `init_delay_ms=K`: every `set_device` on the card sleeps K ms first (a slow init).
+    /// `init_delay_ms=K`: every init on the card (the first `set_device` of a process's context,
+    /// and the first after a reset tore it down) takes K ms longer (a slow init).
     InitDelayMs {
         /// The delay.
         ms: u64,
