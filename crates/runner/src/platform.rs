@@ -99,7 +99,7 @@ fn sim_info(arch: Arch) -> Result<PlatformInfo, PlatformError> {
             library: None,
         },
         cards: cfg.cards,
-        leases: LeaseConfig::sim_default(),
+        leases: cfg.lease_config(),
         timeouts: cfg.timeouts,
         sim: Some(cfg),
     })

@@ -15,6 +15,9 @@
 //!   cases --kernel NAME --count N
 //!       N case runs of kernel NAME: {"event":"launching","case":i} before each launch, then
 //!       {"event":"case","case":i,"ok":..,"error":..}
+//!   hold-lease       try to take the card's lease (in --lock-dir, else the sim root's lock dir):
+//!                    {"event":"lease","ok":..,"dir":..,"error":..}; when taken, hold it until a
+//!                    stdin line
 //!   rewrite-loop     until killed, rounds of: set the device, a stream, 8 case launches of noop,
 //!                    sync, destroy the stream, force-reset with the card's lease (each launch and
 //!                    reset rewrites the card file); {"event":"launched","round":i,"launch":j}
@@ -164,11 +167,11 @@ fn noop_loop(o: &Opts, drv: &SimDriver, blob: &KernelBlob) -> bool {
     passed == o.iters
 }
 
-/// `--lock-dir`, else the sim's own lock dir.
+/// `--lock-dir`, else the sim's own lock dir (with its root).
 fn lease_config(o: &Opts) -> LeaseConfig {
     match &o.lock_dir {
         Some(dir) => LeaseConfig { dir: dir.clone() },
-        None => LeaseConfig::sim_default(),
+        None => o.cfg.lease_config(),
     }
 }
 
@@ -224,6 +227,23 @@ fn cases(o: &Opts, drv: &SimDriver, blob: &KernelBlob) -> bool {
         emit(json!({ "event": "case", "case": i, "ok": ok, "error": error }));
     }
     all_ok
+}
+
+fn hold_lease(o: &Opts) -> bool {
+    let cfg = lease_config(o);
+    let dir = cfg.dir.display().to_string();
+    match DeviceLease::try_acquire(&cfg, o.card, "sim-agent hold-lease") {
+        Ok(lease) => {
+            emit(json!({ "event": "lease", "ok": true, "dir": dir, "error": Value::Null }));
+            wait_for_parent();
+            drop(lease);
+            true
+        }
+        Err(e) => {
+            emit(json!({ "event": "lease", "ok": false, "dir": dir, "error": e.to_string() }));
+            false
+        }
+    }
 }
 
 /// Case launches per round of `rewrite-loop`.
@@ -287,9 +307,10 @@ fn main() -> ExitCode {
         "hold-context" => hold_context(&o, &drv),
         "cases" => cases(&o, &drv, &blob),
         "rewrite-loop" => rewrite_loop(&o, &drv, &blob),
+        "hold-lease" => hold_lease(&o),
         other => {
             eprintln!(
-                "sim-agent: unknown command {other:?} (noop-loop, force-reset, hold-context, cases, rewrite-loop)"
+                "sim-agent: unknown command {other:?} (noop-loop, force-reset, hold-context, cases, hold-lease, rewrite-loop)"
             );
             return ExitCode::from(2);
         }
