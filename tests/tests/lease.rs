@@ -7,6 +7,8 @@ use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 use std::process::{Child, ChildStdout, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
 
 use platform_common::lease::{
     DeviceLease, LeaseConfig, LeaseError, LockDirHold, LockDirRule, LockFileNow, ENV_LEASE_FD,
@@ -59,6 +61,23 @@ impl Holder {
     fn release(mut self) {
         drop(self.child.stdin.take());
         assert!(self.child.wait().unwrap().success());
+    }
+}
+
+/// Takes `card` once it is free, within a generous bound. A test that checks that a lease this
+/// process shared with a child is free once the child is gone waits here instead of trying once:
+/// another test of this process may fork at that moment, and its child holds a copy of every
+/// descriptor (the shared lease's too, close-on-exec or not) until it execs, a moment later. A
+/// non-shared lease is unlocked explicitly on drop and needs no wait.
+fn acquire_soon(c: &LeaseConfig, card: u32, run: &str) -> Result<DeviceLease, String> {
+    let (tx, rx) = mpsc::channel();
+    let (c, run) = (c.clone(), run.to_owned());
+    std::thread::spawn(move || {
+        let _ = tx.send(DeviceLease::acquire(&c, card, &run));
+    });
+    match rx.recv_timeout(Duration::from_secs(60)) {
+        Ok(taken) => taken.map_err(|e| e.to_string()),
+        Err(_) => Err(format!("card {card} is still held after 60 s")),
     }
 }
 
@@ -175,7 +194,7 @@ fn a_lease_handed_to_a_child_outlives_the_parents_copy() {
     );
     child.child.stdin.take().unwrap().write_all(b"").unwrap();
     child.release();
-    DeviceLease::try_acquire(&c, 5, "third").expect("free once the child exits");
+    acquire_soon(&c, 5, "third").expect("free once the child exits");
 }
 
 #[test]
@@ -214,7 +233,7 @@ fn an_inherited_lease_is_adopted_once_per_process() {
         Err(LeaseError::Held { .. })
     ));
     child.release();
-    DeviceLease::try_acquire(&c, 5, "third").expect("free once the child exits");
+    acquire_soon(&c, 5, "third").expect("free once the child exits");
 }
 
 #[test]
@@ -236,7 +255,7 @@ fn processes_the_holder_spawns_do_not_inherit_the_lock() {
     child.release();
     // The holder is gone, its grandchild lives on: the card must be free all the same.
     assert!(test_kill_process(grandchild).is_ok(), "the grandchild still runs");
-    let freed = DeviceLease::try_acquire(&c, 7, "next");
+    let freed = acquire_soon(&c, 7, "next");
     let _ = kill_process(grandchild, Signal::Kill);
     freed.expect("a process the holder spawned kept the lock");
 }
