@@ -1,6 +1,7 @@
 //! Cross-process rules, with real processes (`sim-agent`): a force reset is per card; it releases
 //! another process's context on the same card; launch counters hold across processes; `crash`
-//! kills the launching process with SIGSEGV; `stall` blocks it forever. Processes are
+//! kills the launching process with SIGSEGV; `stall` blocks it forever; the same sim root means
+//! the same card locks whatever `TMPDIR` says. Processes are
 //! synchronised through their stdout lines and stdin, never by sleeping.
 
 #![cfg(feature = "sim")]
@@ -29,17 +30,27 @@ struct Agent {
 
 impl Agent {
     fn spawn(m: &Machine, command: &str, card: u32, extra: &[&str]) -> Self {
-        let mut child = Command::new(cardguard_test_support::bins::sim_agent().unwrap())
-            .arg(command)
+        Self::spawn_with(m, command, card, extra, |cmd| {
+            cmd.args(["--lock-dir", m.lock_dir().to_str().unwrap()]);
+        })
+    }
+
+    /// Like [`Agent::spawn`], without `--lock-dir` unless `setup` adds it.
+    fn spawn_with(
+        m: &Machine,
+        command: &str,
+        card: u32,
+        extra: &[&str],
+        setup: impl FnOnce(&mut Command),
+    ) -> Self {
+        let mut cmd = Command::new(cardguard_test_support::bins::sim_agent().unwrap());
+        cmd.arg(command)
             .args(["--root", m.cfg.root.to_str().unwrap()])
             .args(["--arch", m.cfg.arch.name()])
             .args(["--card", &card.to_string()])
-            .args(["--lock-dir", m.lock_dir().to_str().unwrap()])
-            .args(extra)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
+            .args(extra);
+        setup(&mut cmd);
+        let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
         let stdout = child.stdout.take().unwrap();
         let (tx, lines) = mpsc::channel();
         std::thread::spawn(move || {
@@ -183,4 +194,42 @@ fn stall_blocks_the_launching_thread_forever() {
     let (status, _) = agent.finish();
     assert_eq!(status.signal(), Some(9));
     assert_eq!(card_state(&m.cfg, 5).unwrap().fired, vec![0]);
+}
+
+#[test]
+fn the_same_sim_root_means_the_same_locks_whatever_tmpdir_says() {
+    let m = Machine::with_plan(Arch::A5, "");
+    let tmpdirs = [m.dir.path().join("tmp-a"), m.dir.path().join("tmp-b")];
+    for t in &tmpdirs {
+        std::fs::create_dir(t).unwrap();
+    }
+    let with_tmpdir = |t: &std::path::Path| {
+        let t = t.to_owned();
+        move |cmd: &mut Command| {
+            cmd.env("TMPDIR", t).env_remove("ONBOARD_LOCK_DIR");
+        }
+    };
+    let mut first = Agent::spawn_with(&m, "hold-lease", 0, &[], with_tmpdir(&tmpdirs[0]));
+    let taken = first.until("lease");
+    assert_eq!(taken["ok"], true, "{taken}");
+    assert_eq!(taken["dir"], m.cfg.root.join("locks").to_str().unwrap());
+    let second = Agent::spawn_with(&m, "hold-lease", 0, &[], with_tmpdir(&tmpdirs[1]));
+    let refused = second.until("lease");
+    assert_eq!(
+        refused["ok"], false,
+        "{refused}: card 0 of one sim root was taken twice"
+    );
+    assert!(
+        refused["error"].as_str().unwrap().contains("card 0 is held by"),
+        "{refused}"
+    );
+    assert!(!second.finish().0.success());
+    // Another sim root is another machine: its card 0 is free.
+    let other = Machine::with_plan(Arch::A5, "");
+    let mut third = Agent::spawn_with(&other, "hold-lease", 0, &[], with_tmpdir(&tmpdirs[1]));
+    assert_eq!(third.until("lease")["ok"], true);
+    first.resume();
+    third.resume();
+    assert!(first.finish().0.success());
+    assert!(third.finish().0.success());
 }

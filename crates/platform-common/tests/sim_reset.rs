@@ -1,14 +1,13 @@
 //! Resets and process scope: a soft reset tears down but keeps the sticky error; a force reset
 //! clears it, bumps the card's generation and releases other processes' contexts on that card
 //! only; `force_reset_fail`, `probe_fail` and `dead` spoil it as planned; a new process (a new
-//! `SimDriver`) starts clean; `init_delay_ms` slows set_device. Two `SimDriver` values in one test
+//! `SimDriver`) starts clean; `init_delay_ms` slows each init (a context's first set-device, and the
+//! first after a reset), never the set-device of every run. Two `SimDriver` values in one test
 //! behave as two processes (the cross-process tests prove the same with real processes).
 
 #![cfg(feature = "sim")]
 
 mod sim_support;
-
-use std::time::{Duration, Instant};
 
 use platform_common::driver::{DriverCall, LaunchOrigin};
 use platform_common::error::codes;
@@ -203,18 +202,41 @@ fn a_new_process_starts_clean() {
     }
 }
 
+/// `(inits, inits that slept the delay, set-device calls)` of `drv` so far.
+fn inits(drv: &SimDriver) -> (u64, u64, u64) {
+    let st = drv.stats();
+    (st.inits, st.init_delays, st.calls_of(DriverCall::SetDevice))
+}
+
 #[test]
-fn init_delay_slows_every_set_device_on_that_card() {
-    let m = Machine::with_plan(Arch::A5, "dev=4:init_delay_ms=150");
+fn init_delay_is_charged_once_per_init_not_per_run() {
+    let m = Machine::with_plan(Arch::A5, "dev=4:init_delay_ms=300");
     let drv = m.driver();
-    for _ in 0..2 {
-        let start = Instant::now();
+    // A runner's life on card 4: one init, then runs that each make the card current first.
+    let s = Session::init(&drv, 4).unwrap();
+    let noop = Session::register(&drv, "noop").unwrap();
+    for _ in 0..5 {
         drv.set_device(4).unwrap();
-        assert!(
-            start.elapsed() >= Duration::from_millis(150),
-            "{:?}",
-            start.elapsed()
-        );
+        s.run(&drv, noop, 1, &[], LaunchOrigin::Case).unwrap();
     }
+    assert_eq!(inits(&drv), (1, 1, 6), "one init, five runs");
+    // A soft reset tears the context down: the next set-device is an init again, the one after not.
+    drv.reset_device(4).unwrap();
+    drv.set_device(4).unwrap();
+    drv.set_device(4).unwrap();
+    assert_eq!(inits(&drv), (2, 2, 8));
+    // So does a force reset.
+    drv.reset_device_force(&m.lease(4)).unwrap();
     probe(&drv, 4).unwrap();
+    drv.set_device(4).unwrap();
+    assert_eq!(inits(&drv), (3, 3, 10));
+    // A card without the setting inits without the delay; a new process inits once of its own.
+    drv.set_device(2).unwrap();
+    drv.set_device(2).unwrap();
+    assert_eq!(inits(&drv), (4, 3, 12));
+    let other = m.driver();
+    for _ in 0..3 {
+        other.set_device(4).unwrap();
+    }
+    assert_eq!(inits(&other), (1, 1, 3));
 }

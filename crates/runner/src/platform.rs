@@ -141,7 +141,7 @@ cfg_if::cfg_if! {
                     library: None,
                 },
                 cards: cfg.cards,
-                leases: LeaseConfig::sim_default(),
+                leases: cfg.lease_config(),
                 timeouts: cfg.timeouts,
                 sim: Some(cfg),
             })

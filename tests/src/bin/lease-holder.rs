@@ -1,6 +1,7 @@
 //! Test helper: takes (or inherits) a card's lease, reports on stdout, holds it until stdin closes.
 //!
-//! `lease-holder try DIR CARD RUN_ID`   try_acquire; prints `acquired PID` or `held <holder>`
+//! `lease-holder try DIR CARD RUN_ID`   try_acquire; prints `acquired PID`, `held pid=.. run=.. :: <error>`
+//!                                      or `refused <error>` (another lease error)
 //! `lease-holder inherit DIR`           adopt the lease named in ONBOARD_LEASE_FD; prints `inherited CARD`
 //! `lease-holder inherit-twice DIR`     adopt it, then try again; prints `inherited CARD, again: <outcome>`
 //! `lease-holder inherit-spawn DIR`     adopt it, spawn `sleep 600` (a grandchild that would keep
@@ -23,13 +24,13 @@ fn main() -> ExitCode {
             };
             match DeviceLease::try_acquire(&cfg, card, run_id) {
                 Ok(l) => (Some(l), format!("acquired {}", std::process::id())),
-                Err(LeaseError::Held { holder, .. }) => {
-                    (None, format!("held pid={:?} run={:?}", holder.pid, holder.run_id))
-                }
-                Err(e) => {
-                    eprintln!("lease-holder: {e}");
-                    return ExitCode::from(1);
-                }
+                Err(e) => match &e {
+                    LeaseError::Held { holder, .. } => (
+                        None,
+                        format!("held pid={:?} run={:?} :: {e}", holder.pid, holder.run_id),
+                    ),
+                    _ => (None, format!("refused {e}")),
+                },
             }
         }
         ["inherit", dir] => match DeviceLease::inherited(&LeaseConfig { dir: dir.into() }) {

@@ -20,7 +20,9 @@ use command_fds::{CommandFdExt, FdMapping};
 use rustix::fs::{flock, fstat, FlockOperation};
 use rustix::io::{fcntl_dupfd_cloexec, fcntl_getfd, fcntl_setfd, FdFlags};
 
-use super::lock::{DeviceLease, LeaseConfig, LeaseError, ENV_LEASE_FD};
+use super::config::LeaseConfig;
+use super::error::LeaseError;
+use super::lock::{DeviceLease, ENV_LEASE_FD};
 use crate::driver::DeviceId;
 
 /// Environment variable naming the extra leases a parent handed down: `CARD:FD,CARD:FD`.
@@ -162,6 +164,7 @@ impl DeviceLease {
             file,
             path,
             shared: AtomicBool::new(true),
+            dir: None,
         })
     }
 }

@@ -1,25 +1,22 @@
 //! The cross-process state of one simulated card: a small JSON file under the sim root.
 //!
 //! This file owns the card record (reset generation, the installed faults, the run's counters and
-//! which launch faults fired) and the only way to change it: read-modify-write under an exclusive
-//! `flock` of the file itself. Readers take a shared lock. The file is never renamed or deleted;
-//! an empty or garbled file reads as a fresh card. The sim root is created 0700 when missing and
-//! must be a directory owned by this user, not a symlink; card files are opened relative to it and
-//! never through a symlink. What the record *means* for a driver call is decided by the driver,
-//! not here.
+//! which launch faults fired) and the only way to change it: read-modify-write under the record's
+//! exclusive lock, written back whole by a rename (`record_file.rs`), so a process killed at any
+//! moment leaves the old record or the new one, never an empty or half-written file. Readers take
+//! no lock. A card file that was never written is a fresh card; one that cannot be read (empty,
+//! not UTF-8, not JSON: another tool's, or an older version's write cut short) is never a crash:
+//! it is reset to a fresh card, with one `warn` line naming the file, and the run goes on (a run
+//! installs its plan and zeroes its counters at its start anyway). What the record *means* for a
+//! driver call is decided by the driver, not here.
 
-use std::fs::File;
-use std::io::{Read, Seek, SeekFrom, Write};
-use std::path::{Path, PathBuf};
-
-use rustix::fs::{flock, FlockOperation};
 use serde::{Deserialize, Serialize};
 
 use super::config::{card_file_name, SimConfig};
 use super::error::SimError;
 use super::plan::{Fault, FaultPlan};
+use super::record_file::RecordFile;
 use crate::driver::DeviceId;
-use crate::lease::private_dir::{open_private_dir, open_state_file, Refusal};
 
 /// The run's counters of one card. [`super::start_run`] zeroes them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -114,100 +111,90 @@ impl CardState {
     }
 }
 
-/// An open card file. All access happens under its `flock`.
+/// What a card file held when read.
+#[derive(Debug)]
+enum Loaded {
+    /// A record.
+    State(CardState),
+    /// No file yet: a fresh card.
+    Fresh,
+    /// A file that is not a record; why.
+    Unreadable(String),
+}
+
+/// An open card file.
 #[derive(Debug)]
 pub(crate) struct CardFile {
-    file: File,
-    path: PathBuf,
+    record: RecordFile,
 }
 
 impl CardFile {
-    /// Opens (creating on demand) the state file of `card`.
+    /// Opens the state file of `card` (the sim root is created on demand).
     pub(crate) fn open(cfg: &SimConfig, card: DeviceId) -> Result<Self, SimError> {
-        let refused = |path: &Path, r: Refusal| match r {
-            Refusal::Io(source) => SimError::Io {
-                path: path.to_owned(),
-                source,
-            },
-            Refusal::Unsafe(reason) => SimError::Unsafe {
-                path: path.to_owned(),
-                reason,
-            },
-        };
-        let root = open_private_dir(&cfg.root, 0o700).map_err(|r| refused(&cfg.root, r))?;
-        let path = cfg.card_path(card);
-        let file = open_state_file(&root, &card_file_name(card), 0o600).map_err(|r| refused(&path, r))?;
-        Ok(Self { file, path })
+        Ok(Self {
+            record: RecordFile::open(&cfg.root, &card_file_name(card))?,
+        })
     }
 
-    /// Reads the record under a shared lock.
+    /// Reads the record. An unreadable file is reset (under the lock) to a fresh card.
     pub(crate) fn read(&mut self) -> Result<CardState, SimError> {
-        self.lock(FlockOperation::LockShared)?;
-        let state = self.read_locked();
-        self.unlock();
-        state
+        match self.load()? {
+            Loaded::State(state) => Ok(state),
+            Loaded::Fresh => Ok(CardState::default()),
+            Loaded::Unreadable(_) => self.update(|_| ()).map(|((), state)| state),
+        }
     }
 
-    /// Reads, changes and writes back the record under an exclusive lock; returns what `change`
+    /// Reads, changes and writes back the record under the exclusive lock; returns what `change`
     /// returned and the record as written.
     pub(crate) fn update<T>(
         &mut self,
         change: impl FnOnce(&mut CardState) -> T,
     ) -> Result<(T, CardState), SimError> {
-        self.lock(FlockOperation::LockExclusive)?;
-        let result = self.read_locked().and_then(|mut state| {
-            let out = change(&mut state);
-            self.write_locked(&state).map(|()| (out, state))
-        });
-        self.unlock();
-        result
-    }
-
-    fn lock(&self, op: FlockOperation) -> Result<(), SimError> {
-        flock(&self.file, op).map_err(|e| SimError::Io {
-            path: self.path.clone(),
+        let held = self.record.exclusive()?;
+        let mut state = match self.load()? {
+            Loaded::State(state) => state,
+            Loaded::Fresh => CardState::default(),
+            Loaded::Unreadable(why) => {
+                tracing::warn!(
+                    "sim card file {} is unreadable ({why}); reset to a fresh card",
+                    self.record.path().display()
+                );
+                CardState::default()
+            }
+        };
+        let out = change(&mut state);
+        let text = serde_json::to_vec(&state).map_err(|e| SimError::Io {
+            path: self.record.path().to_owned(),
             source: e.into(),
+        })?;
+        self.record.replace(&held, &text)?;
+        Ok((out, state))
+    }
+
+    /// Removes what writers killed mid-rewrite left behind (their temp files).
+    fn remove_strays(&mut self) -> Result<(), SimError> {
+        let held = self.record.exclusive()?;
+        let removed = self.record.remove_strays(&held)?;
+        if removed > 0 {
+            tracing::debug!(file = %self.record.path().display(), removed, "stray temp files removed");
+        }
+        Ok(())
+    }
+
+    fn load(&self) -> Result<Loaded, SimError> {
+        let Some(bytes) = self.record.read()? else {
+            return Ok(Loaded::Fresh);
+        };
+        let text = match std::str::from_utf8(&bytes) {
+            Ok(t) if t.trim().is_empty() => return Ok(Loaded::Unreadable("empty".to_owned())),
+            Ok(t) => t,
+            Err(_) => return Ok(Loaded::Unreadable("not UTF-8".to_owned())),
+        };
+        Ok(match serde_json::from_str(text) {
+            Ok(state) => Loaded::State(state),
+            Err(e) => Loaded::Unreadable(format!("not a card record: {e}")),
         })
-    }
-
-    fn unlock(&self) {
-        // Closing the file would release it too; an unlock failure leaves nothing to repair.
-        let _ = flock(&self.file, FlockOperation::Unlock);
-    }
-
-    fn read_locked(&mut self) -> Result<CardState, SimError> {
-        let mut text = String::new();
-        self.file
-            .seek(SeekFrom::Start(0))
-            .and_then(|_| self.file.read_to_string(&mut text))
-            .map_err(|e| self.io(e))?;
-        if text.trim().is_empty() {
-            return Ok(CardState::default());
-        }
-        Ok(serde_json::from_str(&text).unwrap_or_else(|e| {
-            tracing::warn!(
-                path = %self.path.display(),
-                error = %e,
-                "garbled sim card file; reading it as a fresh card"
-            );
-            CardState::default()
-        }))
-    }
-
-    fn write_locked(&mut self, state: &CardState) -> Result<(), SimError> {
-        let text = serde_json::to_string(state).map_err(|e| self.io(e.into()))?;
-        self.file
-            .set_len(0)
-            .and_then(|()| self.file.seek(SeekFrom::Start(0)))
-            .and_then(|_| self.file.write_all(text.as_bytes()))
-            .map_err(|e| self.io(e))
-    }
-
-    fn io(&self, source: std::io::Error) -> SimError {
-        SimError::Io {
-            path: self.path.clone(),
-            source,
-        }
     }
 }
 
@@ -218,7 +205,8 @@ pub fn card_state(cfg: &SimConfig, card: DeviceId) -> Result<CardState, SimError
 }
 
 /// Starts a run on `cards`: installs `plan`'s faults for each of them and zeroes their counters and
-/// fired marks. The reset generation is kept (contexts of earlier processes stay stale).
+/// fired marks. The reset generation is kept (contexts of earlier processes stay stale). Temp files
+/// that writers killed mid-rewrite left beside the card files are removed.
 pub fn start_run(cfg: &SimConfig, cards: &[DeviceId], plan: &FaultPlan) -> Result<(), SimError> {
     plan.check_cards(cfg.cards)?;
     for &card in cards {
@@ -226,7 +214,9 @@ pub fn start_run(cfg: &SimConfig, cards: &[DeviceId], plan: &FaultPlan) -> Resul
     }
     for &card in cards {
         let faults = plan.faults_for(card);
-        CardFile::open(cfg, card)?.update(|s| {
+        let mut file = CardFile::open(cfg, card)?;
+        file.remove_strays()?;
+        file.update(|s| {
             s.faults = faults;
             s.fired.clear();
             s.counters = CardCounters::default();

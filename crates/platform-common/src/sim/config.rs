@@ -1,4 +1,5 @@
-//! Where the simulated cards keep their state, how many there are, and the timeouts they use.
+//! Where the simulated cards keep their state and their locks, how many there are, and the
+//! timeouts they use.
 //!
 //! This file owns [`SimConfig`] and its defaults from the environment. It never touches a card.
 
@@ -6,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::error::SimError;
 use crate::arch::ArchFacts;
+use crate::lease::{LeaseConfig, ENV_LOCK_DIR};
 use crate::timeouts::{TimeoutProfile, Timeouts};
 
 /// Environment variable naming the sim root (the directory of the card files).
@@ -39,6 +41,9 @@ pub struct SimConfig {
     /// Bytes of device memory each card has; an `aclrtMalloc` beyond what is left fails with
     /// 207001 (`ACL_ERROR_RT_MEMORY_ALLOCATION`).
     pub card_memory: u64,
+    /// The lease lock dir of these cards, when set explicitly ([`ENV_LOCK_DIR`]); `None`: with
+    /// the sim root ([`SimConfig::lease_config`]).
+    pub lock_dir: Option<PathBuf>,
 }
 
 impl SimConfig {
@@ -51,6 +56,7 @@ impl SimConfig {
             timeouts: Timeouts::defaults(TimeoutProfile::Sim),
             core_mask: None,
             card_memory: DEFAULT_CARD_MEMORY,
+            lock_dir: None,
         }
     }
 
@@ -81,6 +87,16 @@ impl SimConfig {
         self
     }
 
+    /// Where the leases of these cards are locked: [`Self::lock_dir`] when set, else `locks` in
+    /// the sim root, so the same sim root always means the same locks (whatever `TMPDIR` says)
+    /// and two sim roots never share a lock. The dir is private to its user (0700), as the sim
+    /// root is.
+    pub fn lease_config(&self) -> LeaseConfig {
+        LeaseConfig {
+            dir: self.lock_dir.clone().unwrap_or_else(|| self.root.join("locks")),
+        }
+    }
+
     /// The partial-good mask `halMemCtl` reports: [`Self::core_mask`] limited to the arch's
     /// cores, or all of them.
     pub fn effective_core_mask(&self) -> u64 {
@@ -92,8 +108,9 @@ impl SimConfig {
     }
 
     /// Settings from the environment: [`ENV_SIM_ROOT`] (default: `sim` in the cargo target
-    /// directory, else under the temp dir), [`ENV_SIM_CARDS`] (default 8) and the timeout overrides
-    /// of [`Timeouts::from_env`].
+    /// directory, else under the temp dir), [`ENV_SIM_CARDS`] (default 8), [`ENV_LOCK_DIR`]
+    /// (default: with the sim root; an empty value is an error naming the variable) and the
+    /// timeout overrides of [`Timeouts::from_env`].
     pub fn from_env(arch: ArchFacts) -> Result<Self, SimError> {
         let env_error = |e: crate::env::EnvError| SimError::Env {
             var: e.var,
@@ -107,6 +124,7 @@ impl SimConfig {
             None => DEFAULT_CARDS,
             Some(v) => parse_cards(&v)?,
         };
+        let lock_dir = crate::env::path(ENV_LOCK_DIR).map_err(env_error)?;
         Ok(Self {
             arch,
             root,
@@ -114,6 +132,7 @@ impl SimConfig {
             timeouts: Timeouts::from_env(TimeoutProfile::Sim)?,
             core_mask: None,
             card_memory: DEFAULT_CARD_MEMORY,
+            lock_dir,
         })
     }
 
@@ -172,6 +191,24 @@ mod tests {
             let e = parse_cards(bad).unwrap_err();
             assert!(e.to_string().contains(ENV_SIM_CARDS), "{e}");
         }
+    }
+
+    #[test]
+    fn the_lock_dir_lives_with_the_sim_root_unless_set() {
+        // The facts do not matter here: any arch's.
+        let facts = ArchFacts {
+            arch: crate::Arch::A5,
+            max_block_dim: 1,
+            op_timeout: crate::Code::acl(1),
+            drain_error: crate::Code::acl(2),
+        };
+        let cfg = SimConfig::new(facts, "/x/sim");
+        assert_eq!(cfg.lease_config().dir, PathBuf::from("/x/sim/locks"));
+        let set = SimConfig {
+            lock_dir: Some("/y/locks".into()),
+            ..cfg
+        };
+        assert_eq!(set.lease_config().dir, PathBuf::from("/y/locks"));
     }
 
     #[test]

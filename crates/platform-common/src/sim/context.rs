@@ -75,6 +75,8 @@ pub(crate) struct Context {
     pub(crate) memory: Memory,
     pub(crate) kernels: HashMap<u64, Registered>,
     pub(crate) op_timeout: Duration,
+    /// A reset tore the context down since its last init: the next set-device is an init again.
+    pub(crate) torn_down: bool,
 }
 
 impl Context {
@@ -99,6 +101,7 @@ impl Context {
             memory: Memory::new(memory),
             kernels: HashMap::new(),
             op_timeout,
+            torn_down: false,
         })
     }
 
@@ -145,9 +148,10 @@ impl Context {
             .ok_or(DriverError::new(call, codes::INVALID_PARAM))
     }
 
-    /// Tears down streams (their pending work is dropped), memory and registrations. The sticky
-    /// error is not touched.
+    /// Tears down streams (their pending work is dropped), memory and registrations (a soft or a
+    /// force reset); the next set-device is an init. The sticky error is not touched.
     pub(crate) fn teardown(&mut self) {
+        self.torn_down = true;
         for stream in self.streams.values() {
             stream.cancel();
         }

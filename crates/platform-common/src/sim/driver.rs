@@ -2,7 +2,8 @@
 //!
 //! This file owns the rules of each driver call: which card and context a call acts on, what it
 //! checks first (range, another process's force reset, the sticky error), and when a fault of the
-//! plan fires (launch counting, force-reset and probe counting, `dead`, `init_delay_ms`,
+//! plan fires (launch counting, force-reset and probe counting, `dead`, `init_delay_ms` at an
+//! init only,
 //! `drain=false_negative`). Streams run ops (`stream.rs`), AICore threads run kernels
 //! (`aicore.rs`), card files hold what processes share (`card_file.rs`). No driver lock is held
 //! while a call waits (sync, drain, init delay, stall).
@@ -66,7 +67,7 @@ impl CurrentDevice {
 pub struct SimDriver {
     cfg: SimConfig,
     inner: Mutex<Inner>,
-    stats: StatCounters,
+    stats: Arc<StatCounters>,
     next_handle: AtomicU64,
     initialized: AtomicBool,
     scope: CurrentDevice,
@@ -89,7 +90,7 @@ impl SimDriver {
         Self {
             cfg,
             inner: Mutex::new(Inner::default()),
-            stats: StatCounters::default(),
+            stats: Arc::default(),
             next_handle: AtomicU64::new(1),
             initialized: AtomicBool::new(false),
             scope: CurrentDevice::PerValue,
@@ -208,18 +209,28 @@ impl Driver for SimDriver {
             tracing::warn!(card = device, "sim fault dead: set_device fails");
             return fail(call, codes::RT_DEV_SETUP_ERROR);
         }
-        let delay = state.init_delay_ms();
-        if delay > 0 {
-            tracing::info!(
-                card = device,
-                delay_ms = delay,
-                "sim fault init_delay_ms: slow init"
-            );
-            std::thread::sleep(Duration::from_millis(delay));
+        // An init: the first set-device of a context, or the first after a reset tore it down.
+        // Only an init pays the plan's `init_delay_ms`, slept without the driver lock.
+        let init = !matches!(self.lock().contexts.get(&device), Some(ctx) if !ctx.torn_down);
+        if init {
+            self.stats.init();
+            let delay = state.init_delay_ms();
+            if delay > 0 {
+                tracing::info!(
+                    card = device,
+                    delay_ms = delay,
+                    "sim fault init_delay_ms: slow init"
+                );
+                self.stats.init_delay();
+                std::thread::sleep(Duration::from_millis(delay));
+            }
         }
         let mut inner = self.lock();
         match inner.contexts.get_mut(&device) {
-            Some(ctx) => ctx.check_generation(call)?,
+            Some(ctx) => {
+                ctx.check_generation(call)?;
+                ctx.torn_down = false;
+            }
             None => {
                 let ctx = Context::open(device, file, self.cfg.timeouts.op_execute, self.cfg.card_memory)?;
                 inner.contexts.insert(device, ctx);
@@ -302,10 +313,11 @@ impl Driver for SimDriver {
         let call = DriverCall::CreateStream;
         self.with_healthy(call, |ctx| {
             let id = self.handle();
-            let stream = StreamShared::spawn(id, Arc::clone(&ctx.sticky)).map_err(|e| {
-                tracing::error!(error = %e, "cannot start a simulated stream's worker thread");
-                DriverError::new(call, codes::RT_DRV_INTERNAL_ERROR)
-            })?;
+            let stream =
+                StreamShared::spawn(id, Arc::clone(&ctx.sticky), Arc::clone(&self.stats)).map_err(|e| {
+                    tracing::error!(error = %e, "cannot start a simulated stream's worker thread");
+                    DriverError::new(call, codes::RT_DRV_INTERNAL_ERROR)
+                })?;
             ctx.streams.insert(id, stream);
             Ok(Stream(id))
         })

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use super::plan::FaultPlanError;
+use super::plan_error::FaultPlanError;
 use crate::driver::DeviceId;
 use crate::timeouts::TimeoutError;
 

@@ -2,11 +2,11 @@
 //! measured a5 and a2a3 cards did (DESIGN section 4).
 //!
 //! What it owns: per-card state shared by every process (a JSON file per card under
-//! [`SimConfig::root`], changed only under `flock`: reset generation, installed faults, the run's
-//! counters), per-process contexts in a [`SimDriver`] value (streams with worker threads, memory
-//! that is real host memory within the card's capacity, registered kernel blobs run on simulated
-//! AICore threads, the sticky error), the op-execute reaper, and the fault plan ([`FaultPlan`])
-//! with its grammar.
+//! [`SimConfig::root`], replaced whole by a rename under a lock file of its own: reset
+//! generation, installed faults, the run's counters), per-process contexts in a [`SimDriver`]
+//! value (streams with worker threads, memory that is real host memory within the card's
+//! capacity, registered kernel blobs run on simulated AICore threads, the sticky error), the
+//! op-execute reaper, and the fault plan ([`FaultPlan`]) with its grammar.
 //!
 //! Bounds: a buffer argument must point into a live allocation (else the launch fails 100000);
 //! the kernel gets each buffer's bytes to the end of its allocation and refuses sizes that do not
@@ -17,10 +17,11 @@
 //! What it never does: it never decides what a fault means to a test run (the runner does), never
 //! takes a lease (force reset is handed one), and never changes the process environment.
 //!
-//! Files: `config.rs` (settings), `plan.rs`/`plan_parse.rs` (fault plans), `card_file.rs` (shared
-//! card state, [`start_run`]), `driver.rs` (the call rules), `launch.rs` (a launch's arguments,
-//! counting and fate), `reset.rs` (a force reset's verdict), `context.rs` (per-process context and
-//! sticky codes), `stream.rs` (queues, sync, error state), `aicore.rs` (blocks and the reaper),
+//! Files: `config.rs` (settings), `plan.rs` / `plan_parse.rs` / `plan_error.rs` (fault plans:
+//! types, grammar, errors), `card_file.rs` (shared card state, [`start_run`]), `record_file.rs`
+//! (its atomic rewrite), `driver.rs` (the call rules), `launch.rs` (a launch's arguments, counting
+//! and fate), `reset.rs` (a force reset's verdict), `context.rs` (per-process context and sticky
+//! codes), `stream.rs` (queues, sync, error state), `aicore.rs` (blocks and the reaper),
 //! `memory.rs` (device memory), `host_faults.rs` (`crash`, `stall`), `stats.rs`.
 
 mod aicore;
@@ -33,7 +34,9 @@ mod host_faults;
 mod launch;
 mod memory;
 mod plan;
+mod plan_error;
 mod plan_parse;
+mod record_file;
 mod reset;
 mod stats;
 mod stream;
@@ -43,5 +46,7 @@ pub use config::{SimConfig, DEFAULT_CARDS, DEFAULT_CARD_MEMORY, ENV_SIM_CARDS, E
 pub use context::sticky_code;
 pub use driver::{CurrentDevice, SimDriver};
 pub use error::SimError;
-pub use plan::{CardSel, Fault, FaultPlan, FaultPlanError, FaultRule, PlanErrorKind, ENV_SIM_FAULTS};
+pub use plan::{CardSel, Fault, FaultPlan, FaultRule};
+pub use plan_error::{FaultPlanError, PlanErrorKind};
+pub use plan_parse::ENV_SIM_FAULTS;
 pub use stats::{CallCounts, SimStats};

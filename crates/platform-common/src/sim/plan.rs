@@ -1,21 +1,18 @@
 //! The fault plan: which faults the simulated cards inject, and when.
 //!
 //! This file owns the plan's types, its canonical text form ([`fmt::Display`], which
-//! [`str::parse`] reads back) and the per-card view the card files store. Parsing and its errors
-//! live in `plan_parse.rs`. The plan never counts anything itself: the card files hold the
+//! [`str::parse`] reads back), the checks every plan passes (clashing rules, cards out of range)
+//! and the per-card view the card files store. Parsing lives in `plan_parse.rs`, the error types
+//! in `plan_error.rs`; this file imports neither the parser nor anything that imports it. The plan never counts anything itself: the card files hold the
 //! counters (see `card_file.rs`), and the driver decides when a rule fires.
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use super::plan_error::{FaultPlanError, PlanErrorKind};
 use crate::driver::DeviceId;
 use crate::error::{codes, Code};
-
-pub use super::plan_parse::{FaultPlanError, PlanErrorKind};
-
-/// Environment variable supplying the default fault plan (`--faults` wins where a CLI has it).
-pub const ENV_SIM_FAULTS: &str = "ONBOARD_SIM_FAULTS";
 
 /// Which cards a rule applies to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -101,7 +98,8 @@ pub enum Fault {
     },
     /// `dead`: every `set_device` on the card fails; nothing recovers it.
     Dead,
-    /// `init_delay_ms=K`: every `set_device` on the card sleeps K ms first (a slow init).
+    /// `init_delay_ms=K`: every init on the card (the first `set_device` of a process's context,
+    /// and the first after a reset tore it down) takes K ms longer (a slow init).
     InitDelayMs {
         /// The delay.
         ms: u64,
@@ -225,14 +223,6 @@ impl FaultPlan {
             }
         }
         Ok(())
-    }
-
-    /// The plan in [`ENV_SIM_FAULTS`], or `None` when the variable is unset or blank.
-    pub fn from_env() -> Result<Option<Self>, FaultPlanError> {
-        match std::env::var(ENV_SIM_FAULTS) {
-            Ok(text) if !text.trim().is_empty() => text.parse().map(Some),
-            _ => Ok(None),
-        }
     }
 
     /// Appends `rule` unless it clashes with an earlier one; `text` names it in the error.

@@ -1,4 +1,5 @@
-//! Reading a fault plan from text, and the one-line errors that name the bad rule.
+//! Reading a fault plan from text (a `--faults` value or [`ENV_SIM_FAULTS`]); the errors it
+//! returns are in `plan_error.rs`.
 //!
 //! Grammar: rules separated by `;` (empty rules and surrounding whitespace are tolerated), each
 //! `dev=N:FAULT` or `dev=*:FAULT`, where FAULT is one of `launch_fail@K[=CODE]`, `op_timeout@K`,
@@ -10,99 +11,11 @@
 use std::str::FromStr;
 
 use super::plan::{CardSel, Fault, FaultPlan, FaultRule};
+use super::plan_error::{FaultPlanError, PlanErrorKind};
 use crate::driver::DeviceId;
 
-/// What is wrong with a rule.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum PlanErrorKind {
-    /// The rule does not start with `dev=`.
-    #[error("expected dev=N:FAULT or dev=*:FAULT")]
-    MissingDev,
-    /// No `:FAULT` after the card.
-    #[error("no fault after the card (expected dev=N:FAULT)")]
-    MissingFault,
-    /// The card is neither a number nor `*`.
-    #[error("card {value:?} is neither a card number nor *")]
-    BadCard {
-        /// What was written.
-        value: String,
-    },
-    /// The card does not exist in a sim of `cards` cards.
-    #[error("card {card} is out of range (the sim has {cards} cards)")]
-    CardOutOfRange {
-        /// The card.
-        card: DeviceId,
-        /// How many cards the sim has.
-        cards: u32,
-    },
-    /// Not a fault the grammar knows.
-    #[error(
-        "unknown fault {name:?} (expected launch_fail@K[=CODE], op_timeout@K, corrupt@K, crash@K, stall@K, \
-         drain=false_negative, force_reset_fail=K, probe_fail=K, dead or init_delay_ms=K)"
-    )]
-    UnknownFault {
-        /// What was written.
-        name: String,
-    },
-    /// A known fault written the wrong way (`op_timeout` without `@K`, `dead=1`, ...).
-    #[error("{fault} is written {expected}")]
-    Syntax {
-        /// The fault's name.
-        fault: &'static str,
-        /// Its form.
-        expected: &'static str,
-    },
-    /// A number that is not a whole number.
-    #[error("{what} {value:?} is not a whole number")]
-    BadNumber {
-        /// What the number is.
-        what: &'static str,
-        /// What was written.
-        value: String,
-    },
-    /// A count or launch number of 0.
-    #[error("{what} must be at least 1 (K counts from 1)")]
-    Zero {
-        /// What the number is.
-        what: &'static str,
-    },
-    /// A `launch_fail` code that is not a non-zero driver code.
-    #[error("launch code {value:?} is not a driver code (a whole number from 1 to 2147483647)")]
-    BadCode {
-        /// What was written.
-        value: String,
-    },
-    /// `drain=` with something other than `false_negative`.
-    #[error("unknown drain mode {value:?} (expected drain=false_negative)")]
-    BadDrainMode {
-        /// What was written.
-        value: String,
-    },
-    /// A setting given twice for a card.
-    #[error("a card it covers already has this setting from rule {other:?}")]
-    Duplicate {
-        /// The earlier rule.
-        other: String,
-    },
-    /// Two launch faults at the same launch of a card.
-    #[error("rule {other:?} already fires at case launch {at} on a card it covers")]
-    SameLaunch {
-        /// The earlier rule.
-        other: String,
-        /// The launch number.
-        at: u64,
-    },
-}
-
-/// A malformed fault plan: names the bad rule and says why, on one line.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("bad fault rule {rule:?}: {kind}")]
-pub struct FaultPlanError {
-    /// The rule as written (trimmed).
-    pub rule: String,
-    /// What is wrong with it.
-    pub kind: PlanErrorKind,
-}
+/// Environment variable supplying the default fault plan (`--faults` wins where a CLI has it).
+pub const ENV_SIM_FAULTS: &str = "ONBOARD_SIM_FAULTS";
 
 impl FromStr for FaultPlan {
     type Err = FaultPlanError;
@@ -121,6 +34,14 @@ impl FromStr for FaultPlan {
 }
 
 impl FaultPlan {
+    /// The plan in [`ENV_SIM_FAULTS`], or `None` when the variable is unset or blank.
+    pub fn from_env() -> Result<Option<Self>, FaultPlanError> {
+        match std::env::var(ENV_SIM_FAULTS) {
+            Ok(text) if !text.trim().is_empty() => text.parse().map(Some),
+            _ => Ok(None),
+        }
+    }
+
     /// Parses `text` and checks every `dev=N` against a sim of `cards` cards.
     pub fn parse_for_cards(text: &str, cards: u32) -> Result<Self, FaultPlanError> {
         let plan: FaultPlan = text.parse()?;

@@ -83,6 +83,14 @@ pub struct SimStats {
     pub aicore_launches: u64,
     /// Force resets that returned 0.
     pub force_resets_ok: u64,
+    /// Ops that failed on a stream (an AICore exception, an op-timeout, an AICPU task reporting
+    /// its AICore op's failure), counted when they fail, whether or not a sync has reported them.
+    pub failed_ops: u64,
+    /// Inits: set-device calls that opened a context, or reopened one a reset had torn down (the
+    /// other set-device calls only select the current device).
+    pub inits: u64,
+    /// Inits that slept the plan's `init_delay_ms` (each exactly once).
+    pub init_delays: u64,
     /// [`Self::calls`] split by call (whatever their outcome). All zero when read through
     /// `libsim_acl.so`'s `cgSimGetStats`, whose C struct does not carry them.
     pub per_call: CallCounts,
@@ -102,6 +110,9 @@ pub(crate) struct StatCounters {
     error_state_syncs: AtomicU64,
     aicore_launches: AtomicU64,
     force_resets_ok: AtomicU64,
+    failed_ops: AtomicU64,
+    inits: AtomicU64,
+    init_delays: AtomicU64,
 }
 
 impl StatCounters {
@@ -122,12 +133,27 @@ impl StatCounters {
         self.force_resets_ok.fetch_add(1, Ordering::Relaxed);
     }
 
+    pub(crate) fn op_failed(&self) {
+        self.failed_ops.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn init(&self) {
+        self.inits.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn init_delay(&self) {
+        self.init_delays.fetch_add(1, Ordering::Relaxed);
+    }
+
     pub(crate) fn snapshot(&self) -> SimStats {
         SimStats {
             calls: self.calls.load(Ordering::Relaxed),
             error_state_syncs: self.error_state_syncs.load(Ordering::Relaxed),
             aicore_launches: self.aicore_launches.load(Ordering::Relaxed),
             force_resets_ok: self.force_resets_ok.load(Ordering::Relaxed),
+            failed_ops: self.failed_ops.load(Ordering::Relaxed),
+            inits: self.inits.load(Ordering::Relaxed),
+            init_delays: self.init_delays.load(Ordering::Relaxed),
             per_call: CallCounts(std::array::from_fn(|i| self.per_call[i].load(Ordering::Relaxed))),
         }
     }

@@ -3,15 +3,25 @@
 //!
 //! This file owns queueing, running ops in order, the AICPU task's wait on its paired AICore
 //! stream, stream sync (first sync after a failure reports the op's code; a sync of a stream
-//! already in error state blocks until its timeout) and teardown. A failed op poisons the context
-//! through its [`StickyCell`]; a torn-down stream's results are discarded and poison nothing. It
-//! never decides *whether* a call may queue work (the driver's sticky rules do).
+//! already in error state blocks until its timeout) and teardown.
+//!
+//! When a failure becomes sticky: a failed op puts its stream in error state at once, but it
+//! poisons the context (through its [`StickyCell`]) only when the host is told of it or waits for
+//! it: the stream sync that reports it (of its own stream, or of the AICPU stream whose task waited
+//! on it), the device drain ([`StreamShared::wait_for`]), or the stream's teardown (a destroy,
+//! which waits for no work because it refuses pending work, or a reset). So what the host sees
+//! follows the order of its own calls, never the timing of the stream's worker thread: a launch
+//! queued right after a kernel that fails at once is not refused by a failure nobody has looked at
+//! yet (on a loaded machine it used to be, one time in fifteen). A torn-down stream's later
+//! results are discarded and poison nothing. It never decides *whether* a call may queue work
+//! (the driver's sticky rules do).
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::aicore::{AicoreOp, OpControl};
+use super::stats::StatCounters;
 use crate::error::Code;
 
 /// How often a waiting AICPU task looks at its own cancellation.
@@ -89,21 +99,39 @@ pub(crate) struct StreamShared {
     id: u64,
     state: Mutex<StreamState>,
     cv: Condvar,
+    /// The context's sticky error, poisoned when the host learns of this stream's failure.
+    sticky: Arc<StickyCell>,
+    /// The driver's counters (failed ops are counted when they fail).
+    stats: Arc<StatCounters>,
 }
 
 impl StreamShared {
-    /// A stream with its worker thread started.
-    pub(crate) fn spawn(id: u64, sticky: Arc<StickyCell>) -> std::io::Result<Arc<Self>> {
+    /// A stream of the context whose sticky error is `sticky`, with its worker thread started.
+    pub(crate) fn spawn(
+        id: u64,
+        sticky: Arc<StickyCell>,
+        stats: Arc<StatCounters>,
+    ) -> std::io::Result<Arc<Self>> {
         let stream = Arc::new(Self {
             id,
             state: Mutex::new(StreamState::default()),
             cv: Condvar::new(),
+            sticky,
+            stats,
         });
         let worker = Arc::clone(&stream);
         std::thread::Builder::new()
             .name(format!("sim-stream-{id}"))
-            .spawn(move || worker.work(&sticky))?;
+            .spawn(move || worker.work())?;
         Ok(stream)
+    }
+
+    /// The host has been told of, or has waited for, the stream's failure (if it has one): the
+    /// context is now sticky with its code.
+    fn observe(&self, st: &StreamState) {
+        if let Some((_, code)) = st.failure {
+            self.sticky.poison(code);
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, StreamState> {
@@ -132,9 +160,12 @@ impl StreamShared {
     }
 
     /// Tears the stream down: drops queued ops, reaps the running one, discards its result and
-    /// lets the worker exit.
+    /// lets the worker exit. A failure the stream already recorded poisons the context.
     pub(crate) fn cancel(&self) {
         let mut st = self.lock();
+        if !st.cancelled {
+            self.observe(&st);
+        }
         st.cancelled = true;
         st.queue.clear();
         if let Some(ctl) = &st.current {
@@ -162,6 +193,7 @@ impl StreamShared {
         loop {
             if let Some((_, code)) = st.failure {
                 st.failure_reported = true;
+                self.observe(&st);
                 return SyncOutcome::Failed(code);
             }
             if st.completed >= target || st.cancelled {
@@ -176,15 +208,18 @@ impl StreamShared {
     }
 
     /// Waits until op `upto` finished (or the stream is torn down), at most until `deadline`;
-    /// true when it did.
+    /// true when it did. A failure the stream recorded by then poisons the context (the device
+    /// drain has waited for it).
     pub(crate) fn wait_for(&self, upto: u64, deadline: Instant) -> bool {
         let mut st = self.lock();
         loop {
             if st.completed >= upto || st.cancelled {
+                self.observe(&st);
                 return true;
             }
             let now = Instant::now();
             if now >= deadline {
+                self.observe(&st);
                 return false;
             }
             st = self.wait(st, deadline - now);
@@ -199,7 +234,7 @@ impl StreamShared {
     }
 
     /// The worker: runs ops in order until the stream is torn down.
-    fn work(&self, sticky: &StickyCell) {
+    fn work(&self) {
         loop {
             let (seq, op, ctl, discard) = {
                 let mut st = self.lock();
@@ -239,10 +274,10 @@ impl StreamShared {
             if !st.cancelled {
                 if let Err(code) = result {
                     tracing::warn!(stream = self.id, %code, "sim op failed; stream is in error state");
+                    self.stats.op_failed();
                     if st.failure.is_none() {
                         st.failure = Some((seq, code));
                     }
-                    sticky.poison(code);
                 }
             }
             self.cv.notify_all();

@@ -16,6 +16,13 @@
 //!   cases --kernel NAME --count N
 //!       N case runs of kernel NAME: {"event":"launching","case":i} before each launch, then
 //!       {"event":"case","case":i,"ok":..,"error":..}
+//!   hold-lease       try to take the card's lease (in --lock-dir, else the sim root's lock dir):
+//!                    {"event":"lease","ok":..,"dir":..,"error":..}; when taken, hold it until a
+//!                    stdin line
+//!   rewrite-loop     until killed, rounds of: set the device, a stream, 8 case launches of noop,
+//!                    sync, destroy the stream, force-reset with the card's lease (each launch and
+//!                    reset rewrites the card file); {"event":"launched","round":i,"launch":j}
+//!                    after each launch, {"event":"round","round":i,"ok":..} after each round
 //! ```
 //! Exit status: 0 when every step passed, 1 when one failed, 2 for bad usage.
 
@@ -162,12 +169,16 @@ fn noop_loop(o: &Opts, drv: &SimDriver, blob: &KernelBlob) -> bool {
     passed == o.iters
 }
 
-fn force_reset(o: &Opts, drv: &SimDriver) -> bool {
-    let lease_cfg = match &o.lock_dir {
+/// `--lock-dir`, else the sim's own lock dir (with its root).
+fn lease_config(o: &Opts) -> LeaseConfig {
+    match &o.lock_dir {
         Some(dir) => LeaseConfig { dir: dir.clone() },
-        None => LeaseConfig::sim_default(),
-    };
-    let lease = match DeviceLease::acquire(&lease_cfg, o.card, "sim-agent") {
+        None => o.cfg.lease_config(),
+    }
+}
+
+fn force_reset(o: &Opts, drv: &SimDriver) -> bool {
+    let lease = match DeviceLease::acquire(&lease_config(o), o.card, "sim-agent") {
         Ok(l) => l,
         Err(e) => {
             emit(json!({ "event": "force_reset", "ok": false, "error": e.to_string() }));
@@ -220,6 +231,56 @@ fn cases(o: &Opts, drv: &SimDriver, blob: &KernelBlob) -> bool {
     all_ok
 }
 
+fn hold_lease(o: &Opts) -> bool {
+    let cfg = lease_config(o);
+    let dir = cfg.dir.display().to_string();
+    match DeviceLease::try_acquire(&cfg, o.card, "sim-agent hold-lease") {
+        Ok(lease) => {
+            emit(json!({ "event": "lease", "ok": true, "dir": dir, "error": Value::Null }));
+            wait_for_parent();
+            drop(lease);
+            true
+        }
+        Err(e) => {
+            emit(json!({ "event": "lease", "ok": false, "dir": dir, "error": e.to_string() }));
+            false
+        }
+    }
+}
+
+/// Case launches per round of `rewrite-loop`.
+const REWRITE_LAUNCHES: u64 = 8;
+
+/// Rewrites the card file as fast as it can until the process is killed (or a call fails).
+fn rewrite_loop(o: &Opts, drv: &SimDriver, blob: &KernelBlob) -> bool {
+    let lease = match DeviceLease::acquire(&lease_config(o), o.card, "sim-agent rewrite-loop") {
+        Ok(l) => l,
+        Err(e) => {
+            emit(json!({ "event": "round", "ok": false, "error": e.to_string() }));
+            return false;
+        }
+    };
+    for round in 1.. {
+        let r = drv.set_device(o.card).and_then(|()| {
+            let stream = drv.create_stream()?;
+            let kernel = drv.register_kernel(blob)?;
+            for launch in 1..=REWRITE_LAUNCHES {
+                drv.launch_aicore(stream, kernel, 1, &[], LaunchOrigin::Case)?;
+                emit(json!({ "event": "launched", "round": round, "launch": launch }));
+            }
+            drv.synchronize_stream_with_timeout(stream, drv.config().timeouts.stream_sync_ms())?;
+            drv.destroy_stream(stream)?;
+            drv.reset_device_force(&lease)
+        });
+        if let Err(e) = r {
+            emit(json!({ "event": "round", "round": round, "ok": false, "error": e.to_string() }));
+            return false;
+        }
+        emit(json!({ "event": "round", "round": round, "ok": true }));
+    }
+    true
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let o = match parse(&args) {
@@ -229,7 +290,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let kernel = if o.command == "noop-loop" {
+    let kernel = if o.command == "noop-loop" || o.command == "rewrite-loop" {
         "noop"
     } else {
         o.kernel.as_str()
@@ -247,8 +308,12 @@ fn main() -> ExitCode {
         "force-reset" => force_reset(&o, &drv),
         "hold-context" => hold_context(&o, &drv),
         "cases" => cases(&o, &drv, &blob),
+        "rewrite-loop" => rewrite_loop(&o, &drv, &blob),
+        "hold-lease" => hold_lease(&o),
         other => {
-            eprintln!("sim-agent: unknown command {other:?} (noop-loop, force-reset, hold-context, cases)");
+            eprintln!(
+                "sim-agent: unknown command {other:?} (noop-loop, force-reset, hold-context, cases, hold-lease, rewrite-loop)"
+            );
             return ExitCode::from(2);
         }
     };
