@@ -7,11 +7,14 @@
 //!
 //! - lane management (start, hand-out, close, the multi-card phase): `lanes`;
 //! - messages from lanes (attempts, health, init failures, worker steps): `on_lane`;
-//! - lane exits (blame, sink, fresh lanes, quarantine, abandon): `on_exit`.
+//! - lane exits (blame, sink, fresh lanes, quarantine, abandon): `on_exit`;
+//! - lane output (captured per attempt, logged outside a case) and protocol violations:
+//!   `on_output`.
 //!
-//! Health events carry the time they happened in the lane (their Unix time, made relative to the
-//! run's start), not the time they were read. It never runs a case and never writes a file itself
-//! (the [`Reporter`] does).
+//! Health events carry the time they happened in the lane (the lane's `CLOCK_MONOTONIC` reading,
+//! made relative to the run's monotonic start: one clock with the attempts', see
+//! [`crate::clock`]), not the time they were read. It never runs a case and never writes a file
+//! itself (the [`Reporter`] does).
 
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::time::{Duration, Instant};
@@ -21,6 +24,7 @@ use platform_common::DeviceLease;
 use super::kill::Termination;
 use super::lane_proc::LaneEvent;
 use super::policy::{self, Limits};
+use super::spawn::Spawner;
 use super::state::{Card, DispatchStats, Lane, LoopSettings};
 use super::work::Work;
 use crate::report::model::{Event, HealthRecord};
@@ -32,6 +36,7 @@ pub struct Dispatcher {
     pub(super) work: Work,
     pub(super) cards: Vec<Card>,
     pub(super) lanes: Vec<Lane>,
+    pub(super) spawner: Spawner,
     pub(super) reporter: Reporter,
     pub(super) tx: Sender<LaneEvent>,
     rx: Receiver<LaneEvent>,
@@ -56,6 +61,7 @@ impl Dispatcher {
     pub fn new(settings: LoopSettings, work: Work, leases: Vec<DeviceLease>, reporter: Reporter) -> Self {
         let (tx, rx) = mpsc::channel();
         Self {
+            spawner: Spawner::new(settings.command.clone()),
             settings,
             work,
             cards: leases.into_iter().map(Card::new).collect(),
@@ -109,6 +115,8 @@ impl Dispatcher {
             };
             match event {
                 Some(LaneEvent::Msg(id, msg)) => self.on_msg(id, msg),
+                Some(LaneEvent::Output(id, stream, bytes)) => self.on_output(id, stream, &bytes),
+                Some(LaneEvent::LineTooLong(id)) => self.on_line_too_long(id),
                 Some(LaneEvent::Exited(id, status)) => self.on_exit(id, status),
                 None => {}
             }
@@ -137,9 +145,9 @@ impl Dispatcher {
         self.reporter.elapsed_ms()
     }
 
-    /// A lane's event time (ms since the Unix epoch) as ms since the run started.
-    pub(super) fn event_ms(&self, unix_ms: u64) -> u64 {
-        self.reporter.run_ms_of_unix(unix_ms)
+    /// A lane's event time (its `CLOCK_MONOTONIC` reading) as ms since the run started.
+    pub(super) fn event_ms(&self, mono_ns: u64) -> u64 {
+        self.reporter.run_ms_of_mono(mono_ns)
     }
 
     /// Records a health event of card `card`.

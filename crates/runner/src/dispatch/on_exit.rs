@@ -18,8 +18,10 @@ use crate::sink::Sink;
 
 impl Dispatcher {
     pub(super) fn on_exit(&mut self, lane: usize, status: LaneStatus) {
+        self.flush_outside_lines(lane);
         let l = &mut self.lanes[lane];
         l.alive = false;
+        l.proc_.close();
         let card = l.card;
         let pid = l.proc_.pid;
         let kind = l.kind;
@@ -58,7 +60,11 @@ impl Dispatcher {
         if let Some(b) = blamed {
             self.lanes[lane].take_outstanding(b.case);
             let duration_ms = u64::try_from(b.duration.as_millis()).unwrap_or(u64::MAX);
-            self.attempt_ended(b.case, card, pid, b.outcome, duration_ms, Some(b.error));
+            // What the lane wrote since the last boundary: the running case's output (all of it:
+            // the exit comes after the lane's last bytes), or what it wrote outside a case before
+            // the watchdog ended it.
+            let output = self.lanes[lane].capture.take();
+            self.attempt_ended(b.case, card, pid, (b.outcome, duration_ms), Some(b.error), output);
         }
 
         // Step 5: the sink is read after every exit, timeouts and crashes included.

@@ -13,7 +13,9 @@ use platform_common::DeviceId;
 use super::event_loop::Dispatcher;
 use super::policy::{self, AttemptDecision, AttemptFacts, LaneKind};
 use crate::protocol::FromLane;
-use crate::report::model::{AttemptOutcome, ErrorReport, Event, HealthRecord, RunnerEventKind};
+use crate::report::model::{
+    AttemptOutcome, AttemptOutput, ErrorReport, Event, HealthRecord, RunnerEventKind,
+};
 
 impl Dispatcher {
     /// The card index of `device`, else the lane's own card.
@@ -28,14 +30,15 @@ impl Dispatcher {
         self.lanes[lane].heard = Instant::now();
         match msg {
             FromLane::Ready { pid } => tracing::trace!(lane, pid, "lane ready"),
-            FromLane::Started { case } => self.on_started(lane, &case),
+            FromLane::Started { case, .. } => self.on_started(lane, &case),
             FromLane::Finished {
                 case,
                 outcome,
                 duration_us,
                 error,
+                ..
             } => self.on_finished(lane, &case, outcome, duration_us / 1000, error),
-            FromLane::Health { event } => self.on_health(lane, &event),
+            FromLane::Health { event, mono_ns } => self.on_health(lane, &event, mono_ns),
             FromLane::InitFailed {
                 device,
                 runtime,
@@ -97,6 +100,9 @@ impl Dispatcher {
         let Some(i) = self.case_index(lane, id) else {
             return;
         };
+        // The output before this line was outside any case: logged, and not the case's.
+        self.flush_outside_lines(lane);
+        self.lanes[lane].capture.clear();
         self.lanes[lane].running = Some((i, Instant::now()));
         let device = self.cards[self.lanes[lane].card].device;
         let attempt = self.work.case(i).attempts + 1;
@@ -123,10 +129,17 @@ impl Dispatcher {
         let l = &mut self.lanes[lane];
         l.running = None;
         l.take_outstanding(i);
+        // The case's output (all of it arrived before this line); a passing attempt keeps none.
+        let output = if outcome.is_failure() {
+            l.capture.take()
+        } else {
+            l.capture.clear();
+            AttemptOutput::default()
+        };
         let card = l.card;
         let pid = l.proc_.pid;
         self.cards[card].deaths = 0;
-        self.attempt_ended(i, card, pid, outcome, duration_ms, error);
+        self.attempt_ended(i, card, pid, (outcome, duration_ms), error, output);
         let l = &self.lanes[lane];
         if matches!(l.kind, LaneKind::Fresh | LaneKind::Multi) && l.outstanding.is_empty() {
             // The fresh lane's one bounded pass (or the multi-card phase) is done.
@@ -135,15 +148,16 @@ impl Dispatcher {
         self.refill_all();
     }
 
-    /// Records an attempt and applies the retry rule: verdict final, or retry first in the queue.
+    /// Records an attempt (its outcome and duration, its error and captured output) and applies
+    /// the retry rule: verdict final, or retry first in the queue.
     pub(super) fn attempt_ended(
         &mut self,
         i: usize,
         card: usize,
         pid: u32,
-        outcome: AttemptOutcome,
-        duration_ms: u64,
+        (outcome, duration_ms): (AttemptOutcome, u64),
         error: Option<ErrorReport>,
+        output: AttemptOutput,
     ) {
         let device = self.cards[card].device;
         let c = self.work.case_mut(i);
@@ -166,6 +180,7 @@ impl Dispatcher {
             outcome,
             duration_ms,
             error,
+            output,
         });
         match decision {
             AttemptDecision::Retry { reason } => {
@@ -180,13 +195,14 @@ impl Dispatcher {
     }
 
     /// A device runner's health event: recorded whole under the card it names, with the case
-    /// running in the lane and the lane's pid.
-    fn on_health(&mut self, lane: usize, ev: &HealthEvent) {
+    /// running in the lane and the lane's pid, at the time the lane stamped it on the run's clock
+    /// (its `unix_ms`, the lane's wall clock, is kept as the lane sent it and orders nothing).
+    fn on_health(&mut self, lane: usize, ev: &HealthEvent, mono_ns: u64) {
         let card = self.card_of(lane, ev.device);
         let l = &self.lanes[lane];
         let pid = l.proc_.pid;
         let case = l.running.map(|(i, _)| self.work.case(i).id.clone());
-        let at_ms = self.event_ms(ev.unix_ms);
+        let at_ms = self.event_ms(mono_ns);
         let r = HealthRecord::device(at_ms, ev.clone())
             .with_case(case)
             .with_pid(pid);

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use platform_common::{DeviceId, DeviceLease};
 
+use super::capture::Capture;
 use super::kill::Termination;
 use super::lane_proc::{LaneCommand, LaneProc};
 use super::policy::{LaneKind, LaneState, LaneTimes};
@@ -86,6 +87,8 @@ pub(super) struct Lane {
     pub(super) closed_at: Option<Instant>,
     /// Cards (indices) whose worker failed to init in this lane.
     pub(super) init_failed: Vec<usize>,
+    /// Its output since the last case boundary.
+    pub(super) capture: Capture,
     pub(super) alive: bool,
 }
 

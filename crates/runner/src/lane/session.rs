@@ -14,6 +14,7 @@
 //! one for a legitimate reason (the dispatcher never assigns those).
 
 use std::collections::{HashSet, VecDeque};
+use std::os::unix::net::UnixStream;
 use std::sync::mpsc::{self, Receiver};
 use std::sync::Arc;
 use std::time::Instant;
@@ -27,7 +28,9 @@ use super::escalate::{self, Remaining};
 use super::heal::{self, CloseAt, Escalation, PoolStep, Step};
 use super::hooks::{Hooks, Point};
 use super::input::{Input, Pending, EXIT_ORPHANED};
+use super::output::Marks;
 use crate::case::{Body, CaseSpec, ClassSpec, Kind, Runtime, Suite};
+use crate::clock;
 use crate::exec::{self, CaseRun};
 use crate::pool::{Pool, PoolError};
 use crate::protocol::{FromLane, LaneOut, EXIT_NEEDS_FRESH_PROCESS};
@@ -49,7 +52,9 @@ pub struct Lane {
     platform: Platform,
     sink: Option<SinkWriter>,
     out: LaneOut,
-    health: Receiver<HealthEvent>,
+    marks: Marks,
+    /// Health events with the moment they happened (the lane's monotonic clock).
+    health: Receiver<(u64, HealthEvent)>,
     hooks: Hooks,
     input: Receiver<Input>,
     pending: Pending,
@@ -66,12 +71,27 @@ impl std::fmt::Debug for Lane {
 }
 
 impl Lane {
-    /// A lane on `env.device` with its lease, its sink (none for a fresh lane) and its suite.
-    pub fn new(mut env: WorkerEnv, lease: DeviceLease, sink: Option<SinkWriter>, suite: Suite) -> Self {
+    /// A lane on `env.device` with its lease, its sink (none for a fresh lane), its suite and its
+    /// channel to the dispatcher.
+    pub fn new(
+        mut env: WorkerEnv,
+        lease: DeviceLease,
+        sink: Option<SinkWriter>,
+        suite: Suite,
+        chan: UnixStream,
+    ) -> Self {
         let (tx, health) = mpsc::channel();
-        env.events = Some(HealthSubscriber::channel(tx));
+        // Stamped when it happens (a subscriber is called on the runner's thread, at the event), on
+        // the run's one clock: the events are sent later, at the case's end.
+        env.events = Some(HealthSubscriber::new(move |e| {
+            let _ = tx.send((clock::mono_ns(), e.clone()));
+        }));
         let pending = Pending::default();
-        let input = super::input::spawn_reader(pending.clone());
+        let reader = chan.try_clone().unwrap_or_else(|e| {
+            eprintln!("error: cannot read the lane's channel: {e}");
+            std::process::exit(EXIT_ORPHANED)
+        });
+        let input = super::input::spawn_reader(pending.clone(), reader);
         Self {
             suite,
             env,
@@ -81,7 +101,8 @@ impl Lane {
             cards: Vec::new(),
             platform: Platform::Sim,
             sink,
-            out: LaneOut::new(),
+            out: LaneOut::new(chan),
+            marks: Marks::from_env(),
             health,
             hooks: Hooks::none(),
             input,
@@ -160,14 +181,24 @@ impl Lane {
     }
 
     fn flush_health(&mut self) {
-        while let Ok(event) = self.health.try_recv() {
-            self.send(&FromLane::Health { event });
+        while let Ok((mono_ns, mut event)) = self.health.try_recv() {
+            event.unix_ms = self.hooks.wall_clock(event.unix_ms);
+            self.send(&FromLane::Health { event, mono_ns });
         }
+    }
+
+    /// Sends `started`, after the output mark that opens the case's output.
+    fn send_started(&mut self, id: &str) {
+        let mark = self.marks.mark();
+        self.send(&FromLane::Started {
+            case: id.to_owned(),
+            mark,
+        });
     }
 
     fn started(&mut self, class: &str, id: &str) {
         self.started_classes.insert(class.to_owned());
-        self.send(&FromLane::Started { case: id.to_owned() });
+        self.send_started(id);
         self.hooks.reach(Point::DuringCase, id);
     }
 
@@ -175,11 +206,14 @@ impl Lane {
         self.flush_health();
         self.pending.done(1);
         let duration_us = u64::try_from(since.elapsed().as_micros()).unwrap_or(u64::MAX);
+        // The mark that closes the case's output: everything it printed is before it.
+        let mark = self.marks.mark();
         self.send(&FromLane::Finished {
             case: id.to_owned(),
             outcome: run.outcome,
             duration_us,
             error: run.error,
+            mark,
         });
     }
 
@@ -222,7 +256,7 @@ impl Lane {
     fn run_one(&mut self, id: &str) -> Step {
         let Some((class, case)) = self.suite.find_case(id) else {
             let since = Instant::now();
-            self.send(&FromLane::Started { case: id.to_owned() });
+            self.send_started(id);
             let e = ErrorReport::new(
                 FailureClass::Usage,
                 format!("no case {id:?} in this lane's suite"),

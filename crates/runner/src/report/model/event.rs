@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use super::attempt::ErrorReport;
 use super::health::HealthRecord;
 use super::outcome::AttemptOutcome;
+use super::output::AttemptOutput;
 use super::run::{Platform, Summary};
 
 /// How a lane process ended.
@@ -128,6 +129,9 @@ pub enum Event {
         duration_ms: u64,
         /// Why it failed.
         error: Option<ErrorReport>,
+        /// What the lane wrote during a failed attempt (flat: `stdout`, `stderr`, ...).
+        #[serde(flatten)]
+        output: AttemptOutput,
     },
     /// A selected case will not run, for a stated reason.
     CaseSkipped {
