@@ -11,10 +11,11 @@
 //!   read until its message comes (the lane then waits on a full pipe, never the dispatcher).
 //! - The lane's exit is watched on its own (a pidfd; a thread blocked in `waitid` on kernels
 //!   without one), not at the pipes' end of file: a descendant that keeps them open cannot hang
-//!   the run. At the exit the lane's process group is killed (the lane is not reaped yet, so its
-//!   group id cannot have been reused), what is readable is drained for at most
-//!   [`EXIT_DRAIN_GRACE`], and then the lane is reported exited, whatever a descendant outside its
-//!   group still holds open.
+//!   the run. At the exit the lane's process group is killed, what is readable is drained for at
+//!   most [`EXIT_DRAIN_GRACE`], and then the lane is reaped and reported exited, whatever a
+//!   descendant outside its group still holds open. The lane stays a zombie until then, so its
+//!   pid, which is its group's id, cannot be reused while anyone (this thread, or the event loop
+//!   ending it) may still signal that group.
 //!
 //! This file owns that thread. It never interprets a message beyond its mark and never decides
 //! what a death means (the event loop does).
@@ -147,7 +148,7 @@ pub struct Watch {
     nonce: String,
     /// The mark of the last message forwarded.
     released: u64,
-    status: Option<LaneStatus>,
+    /// When the lane exited (it is reaped at the end).
     dead_at: Option<Instant>,
     buf: Vec<u8>,
 }
@@ -174,7 +175,6 @@ impl Watch {
             outs: Vec::new(),
             nonce: nonce.to_owned(),
             released: 0,
-            status: None,
             dead_at: None,
             buf: vec![0; CHUNK],
         }
@@ -198,7 +198,7 @@ impl Watch {
     /// event sent is [`LaneEvent::Exited`].
     pub fn run(mut self, tx: &Sender<LaneEvent>) {
         loop {
-            let dead = self.status.is_some();
+            let dead = self.dead_at.is_some();
             let timeout = match self.dead_at {
                 Some(t) => {
                     let left = EXIT_DRAIN_GRACE.saturating_sub(t.elapsed());
@@ -246,7 +246,7 @@ impl Watch {
                     continue;
                 }
                 match slot {
-                    Slot::Exit => self.reap(),
+                    Slot::Exit => self.exited(),
                     Slot::Chan => self.read_chan(tx),
                     Slot::Out(i) => {
                         self.read_out(i);
@@ -258,18 +258,10 @@ impl Watch {
         self.finish(tx);
     }
 
-    /// The lane exited: its group is killed (so a descendant in it goes too; the lane is not reaped
-    /// yet, so the group id is still its own), then it is reaped.
-    fn reap(&mut self) {
+    /// The lane exited: its group is killed, so a descendant in it goes too (the lane is a zombie
+    /// until [`finish`](Self::finish) reaps it, so the group id is still its own).
+    fn exited(&mut self) {
         signal_group(self.pid, Signal::Kill);
-        let status = match self.child.wait() {
-            Ok(s) => LaneStatus::from_exit_status(s),
-            Err(e) => {
-                tracing::error!(lane = self.id, device = self.device, "cannot reap the lane: {e}");
-                LaneStatus::Exited(-1)
-            }
-        };
-        self.status = Some(status);
         self.dead_at = Some(Instant::now());
     }
 
@@ -413,12 +405,12 @@ impl Watch {
             o.fd = None;
             self.release(i, true, tx);
         }
-        let status = match self.status {
-            Some(s) => s,
-            None => {
-                // Only after a failed poll: wait for the lane the plain way.
-                self.reap();
-                self.status.unwrap_or(LaneStatus::Exited(-1))
+        // At once for a lane that exited; after a failed poll, the plain way.
+        let status = match self.child.wait() {
+            Ok(s) => LaneStatus::from_exit_status(s),
+            Err(e) => {
+                tracing::error!(lane = self.id, device = self.device, "cannot reap the lane: {e}");
+                LaneStatus::Exited(-1)
             }
         };
         let _ = tx.send(LaneEvent::Exited(self.id, status));
