@@ -327,7 +327,9 @@ impl Watch {
         for i in 0..self.outs.len() {
             // The mark is already in the pipe (written before the message): read up to it. A pipe
             // that runs dry first lost its mark (the lane's fd was redirected): nothing to wait for.
-            while self.outs[i].seen < mark && self.read_out(i) == Read::Data {}
+            while self.outs[i].seen < mark && self.read_out(i) == Read::Data {
+                self.release(i, false, tx);
+            }
             self.release(i, false, tx);
         }
         let _ = tx.send(LaneEvent::Msg(self.id, msg));

@@ -11,6 +11,7 @@ use std::time::Instant;
 use platform_common::DeviceId;
 
 use super::event_loop::Dispatcher;
+use super::on_lane::AttemptEnd;
 use super::policy::{self, DeathFacts, ExitDecision, ExitFacts, InitFailure, MultiInitStep, Outstanding};
 use super::state::Start;
 use crate::report::model::{Event, HealthRecord, LaneStatus, RunnerEventKind};
@@ -63,8 +64,13 @@ impl Dispatcher {
             // What the lane wrote since the last boundary: the running case's output (all of it:
             // the exit comes after the lane's last bytes), or what it wrote outside a case before
             // the watchdog ended it.
-            let output = self.lanes[lane].capture.take();
-            self.attempt_ended(b.case, card, pid, (b.outcome, duration_ms), Some(b.error), output);
+            let end = AttemptEnd {
+                outcome: b.outcome,
+                duration_ms,
+                error: Some(b.error),
+                output: self.lanes[lane].capture.take(),
+            };
+            self.attempt_ended(b.case, card, pid, end);
         }
 
         // Step 5: the sink is read after every exit, timeouts and crashes included.

@@ -17,6 +17,16 @@ use crate::report::model::{
     AttemptOutcome, AttemptOutput, ErrorReport, Event, HealthRecord, RunnerEventKind,
 };
 
+/// How an attempt ended, as the event loop records it.
+#[derive(Debug)]
+pub(super) struct AttemptEnd {
+    pub(super) outcome: AttemptOutcome,
+    pub(super) duration_ms: u64,
+    pub(super) error: Option<ErrorReport>,
+    /// What the lane wrote during it (empty for a passing attempt).
+    pub(super) output: AttemptOutput,
+}
+
 impl Dispatcher {
     /// The card index of `device`, else the lane's own card.
     fn card_of(&self, lane: usize, device: DeviceId) -> usize {
@@ -139,7 +149,13 @@ impl Dispatcher {
         let card = l.card;
         let pid = l.proc_.pid;
         self.cards[card].deaths = 0;
-        self.attempt_ended(i, card, pid, (outcome, duration_ms), error, output);
+        let end = AttemptEnd {
+            outcome,
+            duration_ms,
+            error,
+            output,
+        };
+        self.attempt_ended(i, card, pid, end);
         let l = &self.lanes[lane];
         if matches!(l.kind, LaneKind::Fresh | LaneKind::Multi) && l.outstanding.is_empty() {
             // The fresh lane's one bounded pass (or the multi-card phase) is done.
@@ -148,17 +164,14 @@ impl Dispatcher {
         self.refill_all();
     }
 
-    /// Records an attempt (its outcome and duration, its error and captured output) and applies
-    /// the retry rule: verdict final, or retry first in the queue.
-    pub(super) fn attempt_ended(
-        &mut self,
-        i: usize,
-        card: usize,
-        pid: u32,
-        (outcome, duration_ms): (AttemptOutcome, u64),
-        error: Option<ErrorReport>,
-        output: AttemptOutput,
-    ) {
+    /// Records an attempt and applies the retry rule: verdict final, or retry first in the queue.
+    pub(super) fn attempt_ended(&mut self, i: usize, card: usize, pid: u32, end: AttemptEnd) {
+        let AttemptEnd {
+            outcome,
+            duration_ms,
+            error,
+            output,
+        } = end;
         let device = self.cards[card].device;
         let c = self.work.case_mut(i);
         c.attempts += 1;
