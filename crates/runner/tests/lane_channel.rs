@@ -222,7 +222,7 @@ fn a_dead_lane_whose_child_in_its_group_holds_its_pipes_is_handled_and_the_child
 
 #[test]
 fn a_dead_lane_whose_child_outside_its_group_holds_its_pipes_does_not_hang_the_run() {
-    let (pid, running) = a_lane_that_dies_leaving("session");
+    let (pid, running) = a_lane_that_dies_leaving("outside");
     // Outside the lane's group, the child survived (the run did not wait for it) and still holds
     // the pipes; it is ended here.
     assert!(

@@ -16,10 +16,11 @@
 //!   the case has started, as a kernel's `printf` or a chatty vendor library would.
 //! - [`ENV_FLOOD`] (`DIR`): the first lane to start a case (it creates `DIR/flood.fired`) writes
 //!   an endless line on its protocol channel.
-//! - [`ENV_ORPHAN`] (`group:DIR` or `session:DIR`): the first lane to start a case (it creates
+//! - [`ENV_ORPHAN`] (`group:DIR` or `outside:DIR`): the first lane to start a case (it creates
 //!   `DIR/orphan.fired`) starts a child that holds the lane's stdout, stderr and channel and
-//!   sleeps, in the lane's process group (`group`) or outside it (`session`), writes the child's
-//!   pid to `DIR/orphan.pid`, and exits 1 (an unclean death with the case running).
+//!   sleeps, in the lane's process group (`group`) or in a process group of its own
+//!   (`outside`), writes the child's pid to `DIR/orphan.pid`, and exits 1 (an unclean death with
+//!   the case running).
 //! - [`ENV_CLOCK_STEP`] (`MS`, signed): the lane's wall clock seems `MS` off: every health event's
 //!   `unix_ms` is shifted by it as the lane sends it (a clock step, as NTP makes one).
 //!
@@ -48,7 +49,7 @@ pub const ENV_NOISE: &str = "ONBOARD_TEST_LANE_NOISE";
 /// `DIR`: the first lane to start a case writes an endless line on its protocol channel.
 pub const ENV_FLOOD: &str = "ONBOARD_TEST_LANE_FLOOD";
 
-/// `group:DIR` or `session:DIR`: the first lane to start a case leaves a sleeping child holding
+/// `group:DIR` or `outside:DIR`: the first lane to start a case leaves a sleeping child holding
 /// its descriptors and exits 1.
 pub const ENV_ORPHAN: &str = "ONBOARD_TEST_LANE_ORPHAN";
 
@@ -123,7 +124,7 @@ impl Hooks {
             let (group, dir) = v.split_once(':')?;
             let group = match group {
                 "group" => OrphanGroup::Lane,
-                "session" => OrphanGroup::Own,
+                "outside" => OrphanGroup::Own,
                 _ => return None,
             };
             Some((group, PathBuf::from(dir)))
