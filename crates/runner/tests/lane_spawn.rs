@@ -95,6 +95,9 @@ fn lanes_started_after_the_binary_is_replaced_run_the_binary_the_run_started_wit
     let mut parts = line.split_whitespace();
     let pid: i32 = parts.next().unwrap().parse().unwrap();
     let paused_case = parts.nth(1).unwrap().to_owned();
+    // Exec'd through a descriptor, the lane still goes by its binary's name.
+    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap();
+    assert_eq!(comm.trim(), "cardguard-suite");
 
     // A rebuild: a new file renamed over the old path.
     let new = bin.join("cardguard-suite.new");

@@ -7,7 +7,7 @@
 //! channel ending with nothing pending is the normal end (the dispatcher shut its writing half):
 //! the main loop closes its pool and exits.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver};
@@ -69,9 +69,14 @@ pub fn spawn_reader(pending: Pending, chan: UnixStream) -> Receiver<Input> {
                 }
             }
             if pending.get() > 0 {
-                tracing::warn!(
-                    pending = pending.get(),
-                    "the channel closed with cases pending: the dispatcher is gone; exiting"
+                // Not through `tracing`: the lane's stderr is a pipe to the dispatcher, which is
+                // gone, and a log line that cannot be written must not stop this thread (it would
+                // panic reporting it, and the lane would never exit). The line is for a lane run
+                // by hand.
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "the channel closed with {} case(s) pending: the dispatcher is gone; exiting",
+                    pending.get()
                 );
                 std::process::exit(EXIT_ORPHANED);
             }

@@ -31,6 +31,7 @@ pub struct LaneConfig {
 
 /// Runs a lane to its end; returns the process's exit code.
 pub fn main(cfg: LaneConfig, suite: Suite) -> i32 {
+    take_binary_name();
     let chan = match protocol::inherited() {
         Ok(c) => c,
         Err(e) => {
@@ -87,4 +88,21 @@ pub fn main(cfg: LaneConfig, suite: Suite) -> i32 {
         .with_extra_cards(cfg.platform, extra)
         .with_hooks(hooks)
         .run()
+}
+
+/// A lane is exec'd through `/proc/self/fd/N` (the binary the run started with), so the kernel
+/// names the process `N`; it takes its binary's name back from `argv[0]` (which the dispatcher
+/// sets to the binary's path), as `ps -o comm` and `pgrep` show it (at most 15 bytes).
+fn take_binary_name() {
+    let Some(arg0) = std::env::args_os().next() else {
+        return;
+    };
+    let Some(name) = std::path::Path::new(&arg0).file_name() else {
+        return;
+    };
+    let mut bytes = std::os::unix::ffi::OsStrExt::as_bytes(name).to_vec();
+    bytes.truncate(15);
+    if let Ok(name) = std::ffi::CString::new(bytes) {
+        let _ = rustix::thread::set_name(&name);
+    }
 }
