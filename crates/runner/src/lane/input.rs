@@ -47,8 +47,12 @@ impl Pending {
     }
 }
 
-/// Starts the reader thread on `chan` (the lane's end of its channel).
-pub fn spawn_reader(pending: Pending, chan: UnixStream) -> Receiver<Input> {
+/// Starts the reader thread on (a clone of) `chan`, the lane's end of its channel.
+pub fn spawn_reader(pending: Pending, chan: &UnixStream) -> Receiver<Input> {
+    let chan = chan.try_clone().unwrap_or_else(|e| {
+        eprintln!("error: cannot read the lane's channel: {e}");
+        std::process::exit(EXIT_ORPHANED)
+    });
     let (tx, rx) = mpsc::channel();
     let spawned = std::thread::Builder::new()
         .name("lane-channel".into())

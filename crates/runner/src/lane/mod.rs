@@ -16,6 +16,7 @@
 //!   thread: the lane's own card is driven from its main thread).
 //! - `start`: [`main`], the lane's setup from its command line and environment.
 //! - `input`: the channel's reader thread.
+//! - `stamp`: health events stamped on the run's clock when they happen;
 //! - `output`: the output marks that split the lane's stdout and stderr between its cases;
 //!   `c_stdio`: the C library's buffers flushed before each mark (the lane's one FFI call).
 //! - `hooks`: test-only pause, exit and misbehaviour points (honoured only with the hidden
@@ -29,6 +30,7 @@ mod hooks;
 mod input;
 mod output;
 mod session;
+mod stamp;
 mod start;
 
 pub use hooks::{Point, ENV_CLOCK_STEP, ENV_EXIT, ENV_FLOOD, ENV_NOISE, ENV_ORPHAN, ENV_PAUSE};

@@ -15,11 +15,10 @@
 
 use std::collections::{HashSet, VecDeque};
 use std::os::unix::net::UnixStream;
-use std::sync::mpsc::{self, Receiver};
+use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 use std::time::Instant;
 
-use platform_common::health::{HealthEvent, HealthSubscriber};
 use platform_common::runner_base::InitError;
 use platform_common::{Code, DeviceId, DeviceLease, FailureClass};
 
@@ -29,8 +28,8 @@ use super::heal::{self, CloseAt, Escalation, PoolStep, Step};
 use super::hooks::{Hooks, Point};
 use super::input::{Input, Pending, EXIT_ORPHANED};
 use super::output::Marks;
+use super::stamp;
 use crate::case::{Body, CaseSpec, ClassSpec, Kind, Runtime, Suite};
-use crate::clock;
 use crate::exec::{self, CaseRun};
 use crate::pool::{Pool, PoolError};
 use crate::protocol::{FromLane, LaneOut, EXIT_NEEDS_FRESH_PROCESS};
@@ -53,8 +52,7 @@ pub struct Lane {
     sink: Option<SinkWriter>,
     out: LaneOut,
     marks: Marks,
-    /// Health events with the moment they happened (the lane's monotonic clock).
-    health: Receiver<(u64, HealthEvent)>,
+    health: stamp::Stamped,
     hooks: Hooks,
     input: Receiver<Input>,
     pending: Pending,
@@ -80,18 +78,10 @@ impl Lane {
         suite: Suite,
         chan: UnixStream,
     ) -> Self {
-        let (tx, health) = mpsc::channel();
-        // Stamped when it happens (a subscriber is called on the runner's thread, at the event), on
-        // the run's one clock: the events are sent later, at the case's end.
-        env.events = Some(HealthSubscriber::new(move |e| {
-            let _ = tx.send((clock::mono_ns(), e.clone()));
-        }));
+        let (events, health) = stamp::subscriber();
+        env.events = Some(events);
         let pending = Pending::default();
-        let reader = chan.try_clone().unwrap_or_else(|e| {
-            eprintln!("error: cannot read the lane's channel: {e}");
-            std::process::exit(EXIT_ORPHANED)
-        });
-        let input = super::input::spawn_reader(pending.clone(), reader);
+        let input = super::input::spawn_reader(pending.clone(), &chan);
         Self {
             suite,
             env,
