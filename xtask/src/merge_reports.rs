@@ -81,6 +81,7 @@ mod tests {
                 duration_ms: 3,
                 started_ms: 0,
                 error: None,
+                output: Default::default(),
             };
             b.push_attempt(id, attempt).unwrap();
         }

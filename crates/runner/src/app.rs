@@ -78,6 +78,13 @@ fn check_env() -> Result<(), platform_common::env::EnvError> {
         "ONBOARD_SIM_ARCH",
         crate::lane::ENV_PAUSE,
         crate::lane::ENV_EXIT,
+        crate::lane::ENV_NOISE,
+        crate::lane::ENV_FLOOD,
+        crate::lane::ENV_ORPHAN,
+        crate::lane::ENV_CLOCK_STEP,
+        crate::protocol::ENV_PROTOCOL_FD,
+        crate::protocol::ENV_OUTPUT_MARK,
+        crate::protocol::ENV_POISON_SINK,
     ])
 }
 

@@ -12,13 +12,15 @@
 //! - [`lane`]: the per-card worker process. Step 3 (pool heal) and step 4 (rebuild-then-escalate)
 //!   are decided by `lane::heal` (`after_case`, `after_close`, `after_init_failure`) and
 //!   `lane::escalate` (`sink_records`), applied by the lane's session; [`sink`]: the poison sink;
-//!   [`protocol`]: the lane's JSON lines and exit codes.
+//!   [`protocol`]: the lane's private channel (JSON lines, bounded), its output marks and exit
+//!   codes.
 //! - [`dispatch`]: leases, lanes, the event loop. Steps 5 to 7 are decided by `dispatch::policy`
 //!   (`sink_rerun`, `lane_exit`, `blame`, `retry`, `quarantine`, `watchdog`, `handout`), applied by
 //!   the event loop (`on_exit`, `on_lane`, `lanes`); step 8 is [`report::verdict`] and
 //!   `RunReport::exit_code`; [`report`]: what a run leaves behind.
 //! - [`cli`], [`app`], [`platform`]: the suite binary's surface and the driver chosen at run time;
 //!   [`output`]: its own lines, safe on a closed pipe.
+//!   [`clock`]: the one monotonic clock of a run's events.
 //!
 //! Design choices: lanes are executors and the dispatcher owns all state (nextest's shape); a lane
 //! gets whole classes per message and streams results back; classification comes from typed
@@ -28,6 +30,7 @@ pub mod app;
 pub mod bench_suite;
 pub mod case;
 pub mod cli;
+pub mod clock;
 pub mod dispatch;
 pub mod exec;
 pub mod lane;

@@ -1,8 +1,8 @@
-//! A lane whose poison sink cannot be written warns (on its stderr, which is the dispatcher's) and
-//! still leaves through its "needs fresh process" exit: a sink write failure never becomes an
-//! error. The lane is started directly, as the dispatcher starts it (its card's lease handed down,
-//! one assignment on stdin), on a card whose plan says `dead`, so its first init fails and it
-//! escalates through the sink.
+//! A lane whose poison sink cannot be written warns (on its stderr, which the dispatcher captures
+//! and logs) and still leaves through its "needs fresh process" exit: a sink write failure never
+//! becomes an error. The lane is started directly, as the dispatcher starts it (its card's lease
+//! and its channel handed down, one assignment on the channel), on a card whose plan says `dead`,
+//! so its first init fails and it escalates through the sink.
 
 mod common;
 
@@ -10,7 +10,7 @@ use std::io::{Read, Write};
 use std::process::Stdio;
 
 use common::*;
-use platform_common::lease::LeaseConfig;
+use platform_common::lease::{LeaseConfig, CHILD_LEASE_FD};
 use platform_common::sim::{start_run, FaultPlan};
 use platform_common::DeviceLease;
 use runner::protocol::{FromLane, ToLane, EXIT_NEEDS_FRESH_PROCESS};
@@ -31,12 +31,12 @@ fn an_unwritable_sink_warns_and_the_lane_still_escalates() {
     let mut cmd = sb.bare();
     cmd.args(["--lane", "--arch", "a5", "--platform", "sim", "--device", "0"])
         .env("ONBOARD_POISON_SINK", &sink)
-        .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     DeviceLease::pass_all_to(&[&lease], &mut cmd).unwrap();
+    let mut chan = runner::protocol::hand_to(&mut cmd, CHILD_LEASE_FD + 1).unwrap();
     let mut lane = cmd.spawn().unwrap();
-    let mut stdin = lane.stdin.take().unwrap();
+    drop(cmd);
     let run = ToLane::Run {
         batch: 1,
         cases: vec![
@@ -44,20 +44,25 @@ fn an_unwritable_sink_warns_and_the_lane_still_escalates() {
             "VectorAdd::n64_blocks4".into(),
         ],
     };
-    stdin.write_all(&run.to_line().unwrap()).unwrap();
-    // Stdin stays open (a closed stdin with work pending means "dispatcher gone"); the lane's
-    // stdout ends when it exits.
+    chan.write_all(&run.to_line().unwrap()).unwrap();
+    // The channel stays open for writing (its end with work pending means "dispatcher gone"); its
+    // reading side ends when the lane exits.
     let mut out = String::new();
-    lane.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    chan.read_to_string(&mut out).unwrap();
     let mut err = String::new();
     lane.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    let mut stdout = String::new();
+    lane.stdout.take().unwrap().read_to_string(&mut stdout).unwrap();
     let status = lane.wait().unwrap();
-    drop(stdin);
+    assert!(
+        stdout.is_empty(),
+        "nothing but the channel carries the protocol: {stdout}"
+    );
 
     assert_eq!(
         status.code(),
         Some(EXIT_NEEDS_FRESH_PROCESS),
-        "stdout:\n{out}\nstderr:\n{err}"
+        "channel:\n{out}\nstderr:\n{err}"
     );
     let msgs: Vec<FromLane> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert!(

@@ -98,6 +98,7 @@ fn timeline_escapes_text_and_shows_cards_only_attempts_name() {
                 platform_common::FailureClass::Result,
                 report_fixture::MISMATCH_MESSAGE,
             )),
+            output: Default::default(),
         },
     )
     .unwrap();

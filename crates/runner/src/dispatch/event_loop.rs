@@ -9,10 +9,13 @@
 //! - messages from lanes (attempts, health, init failures, worker steps): `on_lane`;
 //! - lane exits (blame, sink, fresh lanes, quarantine, abandon): `on_exit`;
 //! - SIGINT / SIGTERM (no more work, every lane ended, every open case skipped): `on_signal`.
+//! - lane output (captured per attempt, logged outside a case) and protocol violations:
+//!   `on_output`.
 //!
-//! Health events carry the time they happened in the lane (their Unix time, made relative to the
-//! run's start), not the time they were read. It never runs a case and never writes a file itself
-//! (the [`Reporter`] does).
+//! Health events carry the time they happened in the lane (the lane's `CLOCK_MONOTONIC` reading,
+//! made relative to the run's monotonic start: one clock with the attempts', see
+//! [`crate::clock`]), not the time they were read. It never runs a case and never writes a file
+//! itself (the [`Reporter`] does).
 
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::time::{Duration, Instant};
@@ -21,7 +24,9 @@ use platform_common::DeviceLease;
 
 use super::kill::{KillReason, Termination};
 use super::lane_proc::LaneEvent;
+use super::live::LiveLanes;
 use super::policy::{self, Limits};
+use super::spawn::Spawner;
 use super::state::{Card, DispatchStats, Lane, LoopSettings};
 use super::work::Work;
 use crate::report::model::{Event, HealthRecord, Interruption, RunnerEventKind};
@@ -29,10 +34,13 @@ use crate::report::{ReportError, Reporter};
 
 /// The parent of a run's lanes.
 pub struct Dispatcher {
+    /// The live lanes' process groups, shared with the signal thread.
+    pub(super) live: LiveLanes,
     pub(super) settings: LoopSettings,
     pub(super) work: Work,
     pub(super) cards: Vec<Card>,
     pub(super) lanes: Vec<Lane>,
+    pub(super) spawner: Spawner,
     pub(super) reporter: Reporter,
     pub(super) tx: Sender<LaneEvent>,
     rx: Receiver<LaneEvent>,
@@ -59,6 +67,8 @@ impl Dispatcher {
     pub fn new(settings: LoopSettings, work: Work, leases: Vec<DeviceLease>, reporter: Reporter) -> Self {
         let (tx, rx) = mpsc::channel();
         Self {
+            spawner: Spawner::new(settings.command.clone()),
+            live: LiveLanes::default(),
             settings,
             work,
             cards: leases.into_iter().map(Card::new).collect(),
@@ -78,6 +88,11 @@ impl Dispatcher {
     /// A sender into the loop's channel (for `dispatch::signals`).
     pub fn sender(&self) -> Sender<LaneEvent> {
         self.tx.clone()
+    }
+
+    /// The live lanes' process groups (the signal thread ends them on a second signal).
+    pub fn live_lanes(&self) -> LiveLanes {
+        self.live.clone()
     }
 
     /// Runs until every case has a verdict and every lane has exited; returns the reporter (to
@@ -125,6 +140,8 @@ impl Dispatcher {
             };
             match event {
                 Some(LaneEvent::Msg(id, msg)) => self.on_msg(id, msg),
+                Some(LaneEvent::Output(id, stream, bytes)) => self.on_output(id, stream, &bytes),
+                Some(LaneEvent::LineTooLong(id)) => self.on_line_too_long(id),
                 Some(LaneEvent::Exited(id, status)) => self.on_exit(id, status),
                 Some(LaneEvent::Interrupted(signal)) => self.on_interrupt(signal),
                 None => {}
@@ -154,9 +171,9 @@ impl Dispatcher {
         self.reporter.elapsed_ms()
     }
 
-    /// A lane's event time (ms since the Unix epoch) as ms since the run started.
-    pub(super) fn event_ms(&self, unix_ms: u64) -> u64 {
-        self.reporter.run_ms_of_unix(unix_ms)
+    /// A lane's event time (its `CLOCK_MONOTONIC` reading) as ms since the run started.
+    pub(super) fn event_ms(&self, mono_ns: u64) -> u64 {
+        self.reporter.run_ms_of_mono(mono_ns)
     }
 
     /// Records a health event of card `card`.

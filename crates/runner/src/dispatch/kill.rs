@@ -16,12 +16,14 @@ pub enum KillReason {
     /// The lane had work outstanding but sent nothing for `--case-timeout` outside a case
     /// (building, switching or retiring a worker, or closing one before the multi-card phase).
     Watchdog,
-    /// The lane was told to close (stdin closed) and did not exit in time.
+    /// The lane was told to close (its channel shut down) and did not exit in time.
     CloseLate,
     /// Building a worker (an init) exceeded `--init-timeout`: the card's problem, no case's.
     InitTimeout,
     /// A signal interrupted the run: every lane is ended.
     Interrupted,
+    /// The lane broke its protocol: a line longer than [`crate::protocol::MAX_LINE`].
+    ProtocolLine,
 }
 
 /// One termination of a lane's process group.

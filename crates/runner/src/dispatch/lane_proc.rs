@@ -1,31 +1,48 @@
-//! Lane processes as the dispatcher sees them: spawning one (its own process group, the card's
-//! lease handed down, its sink named or not), writing assignments, and one reader thread per lane
-//! feeding its events into the dispatcher's channel.
+//! Lane processes as the dispatcher sees them: starting one (its own process group, the card's
+//! lease and its private channel handed down, its stdout and stderr on capture pipes, its sink
+//! named or not, from the binary the run started with), writing assignments, and the watcher
+//! thread that feeds its events into the dispatcher's channel (`lane_watch`).
 //!
-//! This file owns the child process plumbing. It never interprets an event (the event loop does)
-//! and never signals a lane (`kill` does).
+//! This file owns the child process plumbing of one spawn. It never retries a spawn (`spawn`
+//! does), never interprets an event (the event loop does) and never signals a lane (`kill` does).
 
 use std::ffi::OsString;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
+use std::net::Shutdown;
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
+use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{ChildStdin, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::mpsc::Sender;
 
+use platform_common::lease::CHILD_LEASE_FD;
 use platform_common::{DeviceId, DeviceLease};
+use rustix::io::{fcntl_dupfd_cloexec, ioctl_fionbio};
+use rustix::pipe::{pipe_with, PipeFlags};
+use rustix::process::Signal;
 
-use crate::protocol::{FromLane, ToLane, ENV_POISON_SINK, LANE_FLAG};
+use super::capture::Stream;
+use super::kill::signal_group;
+use super::lane_watch::{ExitSignal, Watch};
+use crate::protocol::{self, FromLane, ToLane, ENV_OUTPUT_MARK, ENV_POISON_SINK, LANE_FLAG};
 use crate::report::model::{Interruption, LaneStatus};
 
 /// A lane's serial number within a run.
 pub type LaneId = usize;
 
-/// What a lane's reader thread reports.
+/// What a lane's watcher thread reports, in the order it happened in the lane: a case's output
+/// comes after its `started` message and before its `finished` one.
 #[derive(Debug)]
 pub enum LaneEvent {
-    /// One decoded line.
+    /// One decoded message.
     Msg(LaneId, FromLane),
-    /// The lane closed its stdout and was reaped.
+    /// Bytes the lane wrote on its stdout or stderr (marks removed).
+    Output(LaneId, Stream, Vec<u8>),
+    /// The lane broke its protocol (a line over [`protocol::MAX_LINE`]); nothing more is read
+    /// from its channel.
+    LineTooLong(LaneId),
+    /// The lane process exited and was reaped (its group killed, its output drained).
     Exited(LaneId, LaneStatus),
     /// SIGINT or SIGTERM reached the dispatcher (`dispatch::signals`): end the run.
     Interrupted(Interruption),
@@ -34,7 +51,8 @@ pub enum LaneEvent {
 /// How to start lanes: the suite binary and the arguments every lane gets.
 #[derive(Debug, Clone)]
 pub struct LaneCommand {
-    /// The suite binary (this executable).
+    /// The suite binary (this executable): its path, for the lanes' `argv[0]` and when the
+    /// running binary cannot be opened (see `spawn`).
     pub exe: PathBuf,
     /// Arguments after [`LANE_FLAG`] (arch, platform, suite, ...), without the card.
     pub args: Vec<OsString>,
@@ -42,87 +60,114 @@ pub struct LaneCommand {
     pub env: Vec<(OsString, OsString)>,
 }
 
+impl LaneCommand {
+    /// Whether the lanes get the test-only hooks ([`protocol::TEST_HOOKS_FLAG`]).
+    pub fn test_hooks(&self) -> bool {
+        self.args.iter().any(|a| a == protocol::TEST_HOOKS_FLAG)
+    }
+}
+
+/// One lane to start.
+#[derive(Debug)]
+pub(super) struct LaneSpec<'a> {
+    pub(super) id: LaneId,
+    pub(super) device: DeviceId,
+    /// Its own card's lease first; more for a multi-card lane.
+    pub(super) leases: &'a [&'a DeviceLease],
+    pub(super) sink: Option<&'a Path>,
+}
+
 /// A live lane process.
 #[derive(Debug)]
 pub struct LaneProc {
     /// Its pid (also its process group id).
     pub pid: u32,
-    stdin: Option<ChildStdin>,
+    /// The dispatcher's end of the channel, for assignments; `None` once closed.
+    chan: Option<UnixStream>,
 }
 
 impl LaneProc {
-    /// Starts a lane on `device` holding `leases` (its own card's first; more for a multi-card
-    /// lane), appending to `sink` when given.
-    pub fn spawn(
+    /// Starts one lane from `cmd`, exec'd through `exe` (the running binary's descriptor) when
+    /// given, else from `cmd.exe`; its watcher thread sends its events down `tx`.
+    pub(super) fn spawn(
         cmd: &LaneCommand,
-        id: LaneId,
-        device: DeviceId,
-        leases: &[&DeviceLease],
-        sink: Option<&Path>,
+        exe: Option<BorrowedFd<'_>>,
+        spec: &LaneSpec<'_>,
         tx: Sender<LaneEvent>,
     ) -> std::io::Result<Self> {
-        let mut c = Command::new(&cmd.exe);
+        // The child's descriptors: the leases at 3, 4, ... (their hand-off maps them), the channel
+        // right after them; every descriptor of ours the child still needs at exec (the binary's)
+        // sits above all of those, where no mapping overwrites it.
+        let chan_fd = CHILD_LEASE_FD + spec.leases.len() as RawFd;
+        let exe_dup = exe.map(|fd| fcntl_dupfd_cloexec(fd, chan_fd + 1)).transpose()?;
+        let mut c = match &exe_dup {
+            Some(fd) => {
+                let mut c = Command::new(format!("/proc/self/fd/{}", fd.as_raw_fd()));
+                c.arg0(&cmd.exe);
+                c
+            }
+            None => Command::new(&cmd.exe),
+        };
+        let (out_r, out_w) = capture_pipe()?;
+        let (err_r, err_w) = capture_pipe()?;
+        let nonce = protocol::new_nonce();
         c.arg(LANE_FLAG)
             .args(&cmd.args)
             .arg("--device")
-            .arg(device.to_string())
+            .arg(spec.device.to_string())
             .envs(cmd.env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .env(ENV_OUTPUT_MARK, &nonce)
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(out_w))
+            .stderr(Stdio::from(err_w))
             .process_group(0);
-        DeviceLease::pass_all_to(leases, &mut c).map_err(std::io::Error::other)?;
-        match sink {
+        DeviceLease::pass_all_to(spec.leases, &mut c).map_err(std::io::Error::other)?;
+        let chan = protocol::hand_to(&mut c, chan_fd)?;
+        match spec.sink {
             Some(p) => c.env(ENV_POISON_SINK, p),
             None => c.env_remove(ENV_POISON_SINK),
         };
-        let mut child = c.spawn()?;
+        let child = c.spawn()?;
+        // Our copies of the pipes' write ends and of the lane's channel end go with the command:
+        // the lane (and what it starts) holds the only ones left.
+        drop(c);
+        drop(exe_dup);
         let pid = child.id();
-        let stdin = child.stdin.take();
-        let stdout = child
-            .stdout
-            .take()
-            .ok_or_else(|| std::io::Error::other("lane stdout was not piped"))?;
-        std::thread::Builder::new()
-            .name(format!("lane-{id}-card{device}"))
-            .spawn(move || {
-                let mut reader = BufReader::new(stdout);
-                let mut line = Vec::new();
-                loop {
-                    line.clear();
-                    match reader.read_until(b'\n', &mut line) {
-                        Ok(0) | Err(_) => break,
-                        Ok(_) => {}
-                    }
-                    if line.last() != Some(&b'\n') {
-                        // A torn last line: the lane died mid-write.
-                        tracing::warn!(lane = id, device, "ignoring a torn line from a dying lane");
-                        break;
-                    }
-                    match serde_json::from_slice::<FromLane>(&line) {
-                        Ok(msg) => {
-                            if tx.send(LaneEvent::Msg(id, msg)).is_err() {
-                                break;
-                            }
-                        }
-                        Err(e) => tracing::warn!(lane = id, device, "ignoring a malformed lane line: {e}"),
-                    }
-                }
-                let status = match child.wait() {
-                    Ok(s) => LaneStatus::from_exit_status(s),
-                    Err(e) => {
-                        tracing::error!(lane = id, device, "cannot reap the lane: {e}");
-                        LaneStatus::Exited(-1)
-                    }
-                };
-                let _ = tx.send(LaneEvent::Exited(id, status));
-            })?;
-        Ok(Self { pid, stdin })
+        // From here on the lane must not outlive a failed start: it is killed and reaped.
+        let abort = |mut child: std::process::Child, e: std::io::Error| {
+            signal_group(pid, Signal::Kill);
+            let _ = child.wait();
+            e
+        };
+        let exit = match ExitSignal::open(pid) {
+            Ok(x) => x,
+            Err(e) => return Err(abort(child, e)),
+        };
+        let ours = match chan.try_clone() {
+            Ok(c) => c,
+            Err(e) => return Err(abort(child, e)),
+        };
+        let watch = Watch::new(spec.id, spec.device, child, exit, ours, &nonce)
+            .with_output(Stream::Stdout, out_r)
+            .with_output(Stream::Stderr, err_r);
+        let thread = std::thread::Builder::new()
+            .name(format!("lane-{}-card{}", spec.id, spec.device))
+            .spawn(move || watch.run(&tx));
+        if let Err(e) = thread {
+            // The watcher (and the child it held) went with the closure: the process is killed;
+            // nobody reaps it before the dispatcher exits.
+            signal_group(pid, Signal::Kill);
+            return Err(e);
+        }
+        Ok(Self {
+            pid,
+            chan: Some(chan),
+        })
     }
 
     /// Sends an assignment. A lane that is gone is reported by its exit, not here.
     pub fn send(&mut self, msg: &ToLane) {
-        let Some(stdin) = &mut self.stdin else { return };
+        let Some(chan) = &mut self.chan else { return };
         let line = match msg.to_line() {
             Ok(l) => l,
             Err(e) => {
@@ -130,13 +175,25 @@ impl LaneProc {
                 return;
             }
         };
-        if let Err(e) = stdin.write_all(&line) {
+        if let Err(e) = chan.write_all(&line) {
             tracing::debug!(pid = self.pid, "cannot write to the lane (it is exiting): {e}");
         }
     }
 
-    /// Closes the lane's stdin: it finishes what it has, closes its pool and exits.
+    /// Shuts the channel's writing half: the lane reads end of file, finishes what it has,
+    /// closes its pool and exits (its events still come).
     pub fn close(&mut self) {
-        self.stdin = None;
+        if let Some(chan) = self.chan.take() {
+            let _ = chan.shutdown(Shutdown::Write);
+        }
     }
+}
+
+/// A capture pipe: the read end ours and non-blocking, the write end the lane's fd 1 or 2
+/// (blocking, as a program's stdout is). Both close-on-exec here; the child gets its write end as
+/// fd 1 or 2.
+fn capture_pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let (r, w) = pipe_with(PipeFlags::CLOEXEC)?;
+    ioctl_fionbio(&r, true)?;
+    Ok((r, w))
 }

@@ -2,14 +2,15 @@
 //! work, closing lanes, and the multi-card phase.
 //!
 //! This file owns the process side of a lane's life up to its exit (spawning with its leases and
-//! sink, assignments, closing stdin). It asks [`super::policy`] which lane takes work and which
+//! sink, assignments, closing its channel). It asks [`super::policy`] which lane takes work and which
 //! cards the multi-card phase uses; it never judges an attempt or an exit (`on_lane`, `on_exit`).
 
 use std::collections::VecDeque;
 use std::time::Instant;
 
+use super::capture::Capture;
 use super::event_loop::Dispatcher;
-use super::lane_proc::LaneProc;
+use super::lane_proc::LaneSpec;
 use super::policy::{self, MultiFacts, MultiPhase};
 use super::state::{Lane, Start};
 use super::work::Unit;
@@ -43,21 +44,21 @@ impl Dispatcher {
             held.extend(extra.iter().copied());
         }
         let leases: Vec<_> = held.iter().map(|&c| &self.cards[c].lease).collect();
-        let spawned = LaneProc::spawn(
-            &self.settings.command,
+        let spec = LaneSpec {
             id,
             device,
-            &leases,
-            sink.as_ref().map(Sink::path),
-            self.tx.clone(),
-        );
+            leases: &leases,
+            sink: sink.as_ref().map(Sink::path),
+        };
+        let spawned = self.spawner.spawn(&spec, &self.tx);
         let proc_ = match spawned {
             Ok(p) => p,
-            Err(e) => {
+            Err(failed) => {
                 if let Some(s) = sink {
                     s.take();
                 }
-                self.quarantine(card, &policy::quarantine::spawn_failed(&e));
+                let reason = policy::quarantine::spawn_failed(&failed.error, failed.tries);
+                self.quarantine(card, &reason);
                 match start {
                     Start::Fresh(cases) | Start::Multi(_, cases) => self.work.requeue(&cases),
                     Start::Regular => {}
@@ -66,6 +67,7 @@ impl Dispatcher {
             }
         };
         let pid = proc_.pid;
+        self.live.add(pid);
         tracing::debug!(device, pid, "lane started");
         let at_ms = self.now_ms();
         self.record(Event::LaneStarted { at_ms, device, pid });
@@ -91,6 +93,7 @@ impl Dispatcher {
             init_failed: Vec::new(),
             initing: Vec::new(),
             init_timed_out: Vec::new(),
+            capture: Capture::default(),
             alive: true,
         });
         self.cards[card].lane = Some(id);
@@ -214,8 +217,8 @@ impl Dispatcher {
         }
     }
 
-    /// Closes a lane's stdin (it finishes, closes its workers and exits) and starts its close
-    /// deadline.
+    /// Closes a lane's channel for writing (it finishes, closes its workers and exits) and starts
+    /// its close deadline.
     pub(super) fn close_lane(&mut self, lane: usize) {
         let l = &mut self.lanes[lane];
         if l.alive && l.closed_at.is_none() {

@@ -10,31 +10,43 @@
 //! - `leases`: `--devices` / `--device-num`;
 //! - `work`: the cases' bookkeeping and the queue;
 //! - `policy`: every decision of steps 5 to 8, as pure functions with table tests;
-//! - `event_loop`, `lanes`, `on_lane`, `on_exit`, `on_signal`, `state`: the loop that owns the
-//!   lane processes and the clock and applies the policy's decisions;
-//! - `lane_proc`: lane processes and their reader threads;
+//! - `event_loop`, `lanes`, `on_lane`, `on_exit`, `on_output`, `on_signal`, `state`: the loop
+//!   that owns the lane processes and the clock and applies the policy's decisions;
+//! - `spawn`: starting lanes from the binary the run started with, with retries;
+//! - `lane_proc`: one lane process (its channel, capture pipes, leases);
+//! - `lane_watch`: the thread per lane that reads its channel and output in order and watches
+//!   its exit;
+//! - `capture`: a lane's output as the event loop keeps it per attempt;
 //! - `kill`: SIGTERM, grace, SIGKILL of a lane's process group;
+//! - `live`: the live lanes' process groups, for the signal thread's last-resort kill;
 //! - `signals`: SIGINT / SIGTERM to the dispatcher, fed into the event loop (`on_interrupt`).
 //!
 //! It never runs a case itself.
 
+mod capture;
 mod event_loop;
 mod kill;
 mod lane_proc;
+mod lane_watch;
 mod lanes;
 mod leases;
+mod live;
 mod on_exit;
 mod on_lane;
+mod on_output;
 mod on_signal;
 pub mod policy;
 mod run;
 mod signals;
 mod skip;
+mod spawn;
 mod state;
 mod work;
 
 pub use lane_proc::LaneCommand;
+pub use lane_watch::EXIT_DRAIN_GRACE;
 pub use leases::{take as take_leases, AutoCount, BadDeviceList, DeviceSpec, TakeError, MAX_RANGE_CARDS};
 pub use policy::{BATCHES_IN_FLIGHT, KILL_GRACE, MAX_LANE_DEATHS};
 pub use run::{run, DispatchError, RunOutcome, RunPlan};
+pub use spawn::ENV_SPAWN_EAGAIN;
 pub use state::DispatchStats;

@@ -11,6 +11,7 @@ use std::time::Instant;
 use platform_common::DeviceId;
 
 use super::event_loop::Dispatcher;
+use super::on_lane::AttemptEnd;
 use super::policy::{
     self, DeathFacts, ExitDecision, ExitFacts, InitFailure, InitTimeoutStep, MultiInitStep, Outstanding,
 };
@@ -20,10 +21,13 @@ use crate::sink::Sink;
 
 impl Dispatcher {
     pub(super) fn on_exit(&mut self, lane: usize, status: LaneStatus) {
+        self.flush_outside_lines(lane);
         let l = &mut self.lanes[lane];
         l.alive = false;
+        l.proc_.close();
         let card = l.card;
         let pid = l.proc_.pid;
+        self.live.remove(pid);
         let kind = l.kind;
         let kill = l.kill.take().map(|k| k.reason);
         let mut init_failed = std::mem::take(&mut l.init_failed);
@@ -71,7 +75,16 @@ impl Dispatcher {
         if let Some(b) = blamed {
             self.lanes[lane].take_outstanding(b.case);
             let duration_ms = u64::try_from(b.duration.as_millis()).unwrap_or(u64::MAX);
-            self.attempt_ended(b.case, card, pid, b.outcome, duration_ms, Some(b.error));
+            // What the lane wrote since the last boundary: the running case's output (all of it:
+            // the exit comes after the lane's last bytes), or what it wrote outside a case before
+            // the watchdog ended it.
+            let end = AttemptEnd {
+                outcome: b.outcome,
+                duration_ms,
+                error: Some(b.error),
+                output: self.lanes[lane].capture.take(),
+            };
+            self.attempt_ended(b.case, card, pid, end);
         }
 
         // Step 5: the sink is read after every exit, timeouts and crashes included.

@@ -13,7 +13,19 @@ use platform_common::DeviceId;
 use super::event_loop::Dispatcher;
 use super::policy::{self, AttemptDecision, AttemptFacts, LaneKind};
 use crate::protocol::FromLane;
-use crate::report::model::{AttemptOutcome, ErrorReport, Event, HealthRecord, RunnerEventKind};
+use crate::report::model::{
+    AttemptOutcome, AttemptOutput, ErrorReport, Event, HealthRecord, RunnerEventKind,
+};
+
+/// How an attempt ended, as the event loop records it.
+#[derive(Debug)]
+pub(super) struct AttemptEnd {
+    pub(super) outcome: AttemptOutcome,
+    pub(super) duration_ms: u64,
+    pub(super) error: Option<ErrorReport>,
+    /// What the lane wrote during it (empty for a passing attempt).
+    pub(super) output: AttemptOutput,
+}
 
 impl Dispatcher {
     /// The card index of `device`, else the lane's own card.
@@ -28,14 +40,15 @@ impl Dispatcher {
         self.lanes[lane].heard = Instant::now();
         match msg {
             FromLane::Ready { pid } => tracing::trace!(lane, pid, "lane ready"),
-            FromLane::Started { case } => self.on_started(lane, &case),
+            FromLane::Started { case, .. } => self.on_started(lane, &case),
             FromLane::Finished {
                 case,
                 outcome,
                 duration_us,
                 error,
+                ..
             } => self.on_finished(lane, &case, outcome, duration_us / 1000, error),
-            FromLane::Health { event } => self.on_health(lane, &event),
+            FromLane::Health { event, mono_ns } => self.on_health(lane, &event, mono_ns),
             FromLane::InitStarted { device, runtime } => {
                 let card = self.card_of(lane, device);
                 let l = &mut self.lanes[lane];
@@ -110,6 +123,9 @@ impl Dispatcher {
         let Some(i) = self.case_index(lane, id) else {
             return;
         };
+        // The output before this line was outside any case: logged, and not the case's.
+        self.flush_outside_lines(lane);
+        self.lanes[lane].capture.clear();
         self.lanes[lane].running = Some((i, Instant::now()));
         self.lanes[lane].initing.clear();
         let device = self.cards[self.lanes[lane].card].device;
@@ -137,10 +153,23 @@ impl Dispatcher {
         let l = &mut self.lanes[lane];
         l.running = None;
         l.take_outstanding(i);
+        // The case's output (all of it arrived before this line); a passing attempt keeps none.
+        let output = if outcome.is_failure() {
+            l.capture.take()
+        } else {
+            l.capture.clear();
+            AttemptOutput::default()
+        };
         let card = l.card;
         let pid = l.proc_.pid;
         self.cards[card].deaths = 0;
-        self.attempt_ended(i, card, pid, outcome, duration_ms, error);
+        let end = AttemptEnd {
+            outcome,
+            duration_ms,
+            error,
+            output,
+        };
+        self.attempt_ended(i, card, pid, end);
         let l = &self.lanes[lane];
         if matches!(l.kind, LaneKind::Fresh | LaneKind::Multi) && l.outstanding.is_empty() {
             // The fresh lane's one bounded pass (or the multi-card phase) is done.
@@ -150,15 +179,13 @@ impl Dispatcher {
     }
 
     /// Records an attempt and applies the retry rule: verdict final, or retry first in the queue.
-    pub(super) fn attempt_ended(
-        &mut self,
-        i: usize,
-        card: usize,
-        pid: u32,
-        outcome: AttemptOutcome,
-        duration_ms: u64,
-        error: Option<ErrorReport>,
-    ) {
+    pub(super) fn attempt_ended(&mut self, i: usize, card: usize, pid: u32, end: AttemptEnd) {
+        let AttemptEnd {
+            outcome,
+            duration_ms,
+            error,
+            output,
+        } = end;
         let device = self.cards[card].device;
         let c = self.work.case_mut(i);
         c.attempts += 1;
@@ -180,6 +207,7 @@ impl Dispatcher {
             outcome,
             duration_ms,
             error,
+            output,
         });
         match decision {
             AttemptDecision::Retry { reason } => {
@@ -194,13 +222,14 @@ impl Dispatcher {
     }
 
     /// A device runner's health event: recorded whole under the card it names, with the case
-    /// running in the lane and the lane's pid.
-    fn on_health(&mut self, lane: usize, ev: &HealthEvent) {
+    /// running in the lane and the lane's pid, at the time the lane stamped it on the run's clock
+    /// (its `unix_ms`, the lane's wall clock, is kept as the lane sent it and orders nothing).
+    fn on_health(&mut self, lane: usize, ev: &HealthEvent, mono_ns: u64) {
         let card = self.card_of(lane, ev.device);
         let l = &self.lanes[lane];
         let pid = l.proc_.pid;
         let case = l.running.map(|(i, _)| self.work.case(i).id.clone());
-        let at_ms = self.event_ms(ev.unix_ms);
+        let at_ms = self.event_ms(mono_ns);
         let r = HealthRecord::device(at_ms, ev.clone())
             .with_case(case)
             .with_pid(pid);

@@ -129,7 +129,11 @@ pub fn run(plan: RunPlan, suite: &Suite) -> Result<RunOutcome, DispatchError> {
         close_timeout: close_timeout(&plan.platform),
     };
     let dispatcher = Dispatcher::new(settings, work, plan.leases, reporter);
-    let watch = match SignalWatch::start(dispatcher.sender(), sinks.as_ref().map(|d| d.path().to_owned())) {
+    let watch = match SignalWatch::start(
+        dispatcher.sender(),
+        dispatcher.live_lanes(),
+        sinks.as_ref().map(|d| d.path().to_owned()),
+    ) {
         Ok(w) => Some(w),
         Err(e) => {
             tracing::warn!("cannot watch SIGINT and SIGTERM ({e}); a signal ends the run without reports");

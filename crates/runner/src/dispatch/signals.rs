@@ -5,8 +5,9 @@
 //! event loop's channel; the loop then stops handing out work, ends every lane's process group
 //! (SIGTERM, grace, SIGKILL), skips every case without a verdict and lets the run write its
 //! reports and exit 130 or 143. A second signal ends the process at once with the same status,
-//! after removing the run's private sink directory: the kernel frees every lease as the process
-//! goes, and the lanes see their stdin close and exit.
+//! after removing the run's private sink directory and SIGKILLing every live lane's process group
+//! (waiting, up to [`LAST_KILL_BOUND`], until each lane has exited): so the run's cards are free
+//! when the dispatcher is gone, whatever its lanes were doing.
 //!
 //! This file owns the registration and its thread. It never touches a lane or a report.
 
@@ -18,7 +19,11 @@ use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::{Handle, Signals};
 
 use super::lane_proc::LaneEvent;
+use super::live::LiveLanes;
 use crate::report::model::Interruption;
+
+/// How long a second signal waits for the SIGKILLed lanes to exit.
+pub const LAST_KILL_BOUND: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// SIGINT and SIGTERM watched for one run; dropping it stops the watch.
 #[derive(Debug)]
@@ -28,9 +33,9 @@ pub struct SignalWatch {
 }
 
 impl SignalWatch {
-    /// Watches SIGINT and SIGTERM: the first is sent to `tx`; a second removes `sink_dir` and
-    /// exits at once.
-    pub fn start(tx: Sender<LaneEvent>, sink_dir: Option<PathBuf>) -> std::io::Result<Self> {
+    /// Watches SIGINT and SIGTERM: the first is sent to `tx`; a second removes `sink_dir`, kills
+    /// the `live` lanes and exits at once.
+    pub fn start(tx: Sender<LaneEvent>, live: LiveLanes, sink_dir: Option<PathBuf>) -> std::io::Result<Self> {
         let mut signals = Signals::new([SIGINT, SIGTERM])?;
         let handle = signals.handle();
         let thread = std::thread::Builder::new()
@@ -45,6 +50,10 @@ impl SignalWatch {
                         tracing::warn!("second {i}: exiting at once");
                         if let Some(dir) = &sink_dir {
                             let _ = std::fs::remove_dir_all(dir);
+                        }
+                        let left = live.kill_all_and_wait(LAST_KILL_BOUND);
+                        if !left.is_empty() {
+                            tracing::warn!(?left, "lanes still running after SIGKILL");
                         }
                         std::process::exit(i32::from(i.exit_code()));
                     }

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use platform_common::{DeviceId, DeviceLease};
 
+use super::capture::Capture;
 use super::kill::Termination;
 use super::lane_proc::{LaneCommand, LaneProc};
 use super::policy::{LaneKind, LaneState, LaneTimes};
@@ -97,6 +98,8 @@ pub(super) struct Lane {
     pub(super) initing: Vec<(usize, String, Instant)>,
     /// Cards (indices) whose init the dispatcher ended the lane for (`--init-timeout`).
     pub(super) init_timed_out: Vec<usize>,
+    /// Its output since the last case boundary.
+    pub(super) capture: Capture,
     pub(super) alive: bool,
 }
 

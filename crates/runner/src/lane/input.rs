@@ -1,11 +1,14 @@
-//! The lane's stdin: assignments read on their own thread, so the lane knows every case assigned
-//! to it (for the poison sink) and notices at once when the dispatcher is gone.
+//! The lane's side of its channel, reading: assignments read on their own thread, so the lane
+//! knows every case assigned to it (for the poison sink) and notices at once when the dispatcher
+//! is gone.
 //!
-//! This file owns reading and decoding [`ToLane`] lines. Stdin closing while assigned cases are
-//! unfinished means the dispatcher died: the lane exits at once (its lease goes with it). Stdin
-//! closing with nothing pending is the normal end: the main loop closes its pool and exits.
+//! This file owns reading and decoding [`ToLane`] lines. The channel ending while assigned cases
+//! are unfinished means the dispatcher died: the lane exits at once (its lease goes with it). The
+//! channel ending with nothing pending is the normal end (the dispatcher shut its writing half):
+//! the main loop closes its pool and exits.
 
-use std::io::BufRead;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver};
 use std::sync::Arc;
@@ -20,7 +23,7 @@ pub const EXIT_ORPHANED: i32 = 3;
 pub enum Input {
     /// An assignment: run these cases.
     Run(Vec<String>),
-    /// Stdin closed with nothing pending: close down.
+    /// The channel ended with nothing pending: close down.
     Closed,
 }
 
@@ -29,7 +32,7 @@ pub enum Input {
 pub struct Pending(Arc<AtomicUsize>);
 
 impl Pending {
-    /// One assigned case is done (call before reporting it, so the dispatcher never closes stdin
+    /// One assigned case is done (call before reporting it, so the dispatcher never closes the channel
     /// while the count is stale).
     pub fn done(&self, n: usize) {
         self.0.fetch_sub(n, Ordering::SeqCst);
@@ -44,14 +47,17 @@ impl Pending {
     }
 }
 
-/// Starts the reader thread on stdin.
-pub fn spawn_reader(pending: Pending) -> Receiver<Input> {
+/// Starts the reader thread on (a clone of) `chan`, the lane's end of its channel.
+pub fn spawn_reader(pending: Pending, chan: &UnixStream) -> Receiver<Input> {
+    let chan = chan.try_clone().unwrap_or_else(|e| {
+        eprintln!("error: cannot read the lane's channel: {e}");
+        std::process::exit(EXIT_ORPHANED)
+    });
     let (tx, rx) = mpsc::channel();
     let spawned = std::thread::Builder::new()
-        .name("lane-stdin".into())
+        .name("lane-channel".into())
         .spawn(move || {
-            let stdin = std::io::stdin();
-            for line in stdin.lock().lines() {
+            for line in BufReader::new(chan).lines() {
                 let Ok(line) = line else { break };
                 if line.trim().is_empty() {
                     continue;
@@ -67,16 +73,21 @@ pub fn spawn_reader(pending: Pending) -> Receiver<Input> {
                 }
             }
             if pending.get() > 0 {
-                tracing::warn!(
-                    pending = pending.get(),
-                    "stdin closed with cases pending: the dispatcher is gone; exiting"
+                // Not through `tracing`: the lane's stderr is a pipe to the dispatcher, which is
+                // gone, and a log line that cannot be written must not stop this thread (it would
+                // panic reporting it, and the lane would never exit). The line is for a lane run
+                // by hand.
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "the channel closed with {} case(s) pending: the dispatcher is gone; exiting",
+                    pending.get()
                 );
                 std::process::exit(EXIT_ORPHANED);
             }
             let _ = tx.send(Input::Closed);
         });
     if let Err(e) = spawned {
-        tracing::error!("cannot start the stdin reader: {e}");
+        tracing::error!("cannot start the channel reader: {e}");
         std::process::exit(EXIT_ORPHANED);
     }
     rx

@@ -1,10 +1,12 @@
 //! The lane: the worker process bound to one card (a re-exec of the suite binary with
 //! [`crate::protocol::LANE_FLAG`]).
 //!
-//! It reads assignments on stdin and writes JSON-line events on stdout ([`crate::protocol`]), keeps
-//! the pool, heals it, and leaves through [`crate::protocol::EXIT_NEEDS_FRESH_PROCESS`] when the
-//! card cannot be recovered in-process. It holds the card's lease handed down by the dispatcher
-//! and exits when its stdin closes, so a dead dispatcher never leaves lanes holding cards.
+//! It reads assignments and writes JSON-line events on its private channel ([`crate::protocol`]),
+//! keeps the pool, heals it, and leaves through [`crate::protocol::EXIT_NEEDS_FRESH_PROCESS`] when
+//! the card cannot be recovered in-process. It holds the card's lease and its channel, both handed
+//! down by the dispatcher, and exits when its channel ends, so a dead dispatcher never leaves lanes
+//! holding cards. Its stdout and stderr are not the protocol's: the dispatcher captures them per
+//! case.
 //!
 //! - `session`: the lane's main loop: runs cases, applies the heal and escalation decisions.
 //! - `heal`: step 3 and 4's decisions (keep or retire the pooled worker, escalate or go on), pure
@@ -13,18 +15,24 @@
 //! - `card_thread`: the thread driving each further card of a multi-card lane (one card, one
 //!   thread: the lane's own card is driven from its main thread).
 //! - `start`: [`main`], the lane's setup from its command line and environment.
-//! - `input`: the stdin reader thread.
-//! - `hooks`: test-only pause and exit points (honoured only with the hidden
+//! - `input`: the channel's reader thread.
+//! - `stamp`: health events stamped on the run's clock when they happen;
+//! - `output`: the output marks that split the lane's stdout and stderr between its cases;
+//!   `c_stdio`: the C library's buffers flushed before each mark (the lane's one FFI call).
+//! - `hooks`: test-only pause, exit and misbehaviour points (honoured only with the hidden
 //!   [`crate::protocol::TEST_HOOKS_FLAG`]).
 
+mod c_stdio;
 mod card_thread;
 pub mod escalate;
 pub mod heal;
 mod hooks;
 mod input;
+mod output;
 mod session;
+mod stamp;
 mod start;
 
-pub use hooks::{Point, ENV_EXIT, ENV_PAUSE};
+pub use hooks::{Point, ENV_CLOCK_STEP, ENV_EXIT, ENV_FLOOD, ENV_NOISE, ENV_ORPHAN, ENV_PAUSE};
 pub use input::EXIT_ORPHANED;
 pub use start::{main, LaneConfig};

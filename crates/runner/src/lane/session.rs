@@ -14,11 +14,11 @@
 //! one for a legitimate reason (the dispatcher never assigns those).
 
 use std::collections::{HashSet, VecDeque};
-use std::sync::mpsc::{self, Receiver};
+use std::os::unix::net::UnixStream;
+use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 use std::time::Instant;
 
-use platform_common::health::{HealthEvent, HealthSubscriber};
 use platform_common::runner_base::InitError;
 use platform_common::{Code, DeviceId, DeviceLease, FailureClass};
 
@@ -27,6 +27,8 @@ use super::escalate::{self, Remaining};
 use super::heal::{self, CloseAt, Escalation, PoolStep, Step};
 use super::hooks::{Hooks, Point};
 use super::input::{Input, Pending, EXIT_ORPHANED};
+use super::output::Marks;
+use super::stamp;
 use crate::case::{Body, CaseSpec, ClassSpec, Kind, Runtime, Suite};
 use crate::exec::{self, CaseRun};
 use crate::pool::{Pool, PoolError};
@@ -49,7 +51,8 @@ pub struct Lane {
     platform: Platform,
     sink: Option<SinkWriter>,
     out: LaneOut,
-    health: Receiver<HealthEvent>,
+    marks: Marks,
+    health: stamp::Stamped,
     hooks: Hooks,
     input: Receiver<Input>,
     pending: Pending,
@@ -66,12 +69,19 @@ impl std::fmt::Debug for Lane {
 }
 
 impl Lane {
-    /// A lane on `env.device` with its lease, its sink (none for a fresh lane) and its suite.
-    pub fn new(mut env: WorkerEnv, lease: DeviceLease, sink: Option<SinkWriter>, suite: Suite) -> Self {
-        let (tx, health) = mpsc::channel();
-        env.events = Some(HealthSubscriber::channel(tx));
+    /// A lane on `env.device` with its lease, its sink (none for a fresh lane), its suite and its
+    /// channel to the dispatcher.
+    pub fn new(
+        mut env: WorkerEnv,
+        lease: DeviceLease,
+        sink: Option<SinkWriter>,
+        suite: Suite,
+        chan: UnixStream,
+    ) -> Self {
+        let (events, health) = stamp::subscriber();
+        env.events = Some(events);
         let pending = Pending::default();
-        let input = super::input::spawn_reader(pending.clone());
+        let input = super::input::spawn_reader(pending.clone(), &chan);
         Self {
             suite,
             env,
@@ -81,7 +91,8 @@ impl Lane {
             cards: Vec::new(),
             platform: Platform::Sim,
             sink,
-            out: LaneOut::new(),
+            out: LaneOut::new(chan),
+            marks: Marks::from_env(),
             health,
             hooks: Hooks::none(),
             input,
@@ -160,14 +171,24 @@ impl Lane {
     }
 
     fn flush_health(&mut self) {
-        while let Ok(event) = self.health.try_recv() {
-            self.send(&FromLane::Health { event });
+        while let Ok((mono_ns, mut event)) = self.health.try_recv() {
+            event.unix_ms = self.hooks.wall_clock(event.unix_ms);
+            self.send(&FromLane::Health { event, mono_ns });
         }
+    }
+
+    /// Sends `started`, after the output mark that opens the case's output.
+    fn send_started(&mut self, id: &str) {
+        let mark = self.marks.mark();
+        self.send(&FromLane::Started {
+            case: id.to_owned(),
+            mark,
+        });
     }
 
     fn started(&mut self, class: &str, id: &str) {
         self.started_classes.insert(class.to_owned());
-        self.send(&FromLane::Started { case: id.to_owned() });
+        self.send_started(id);
         self.hooks.reach(Point::DuringCase, id);
     }
 
@@ -175,11 +196,14 @@ impl Lane {
         self.flush_health();
         self.pending.done(1);
         let duration_us = u64::try_from(since.elapsed().as_micros()).unwrap_or(u64::MAX);
+        // The mark that closes the case's output: everything it printed is before it.
+        let mark = self.marks.mark();
         self.send(&FromLane::Finished {
             case: id.to_owned(),
             outcome: run.outcome,
             duration_us,
             error: run.error,
+            mark,
         });
     }
 
@@ -231,7 +255,7 @@ impl Lane {
     fn run_one(&mut self, id: &str) -> Step {
         let Some((class, case)) = self.suite.find_case(id) else {
             let since = Instant::now();
-            self.send(&FromLane::Started { case: id.to_owned() });
+            self.send_started(id);
             let e = ErrorReport::new(
                 FailureClass::Usage,
                 format!("no case {id:?} in this lane's suite"),

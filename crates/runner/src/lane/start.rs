@@ -1,5 +1,6 @@
-//! A lane process's start: its platform and driver opened, its inherited leases checked, its sink
-//! and test hooks read from the environment, then its session run to an exit code.
+//! A lane process's start: its channel adopted, its platform and driver opened, its inherited
+//! leases checked, its sink and test hooks read from the environment, then its session run to an
+//! exit code.
 //!
 //! This file owns the lane's setup and its usage errors (exit [`crate::protocol::EXIT_USAGE`]).
 //! It never runs a case (the session does) and never decides a heal or an escalation.
@@ -10,7 +11,7 @@ use super::hooks;
 use super::session;
 use crate::case::Suite;
 use crate::platform;
-use crate::protocol::EXIT_USAGE;
+use crate::protocol::{self, EXIT_USAGE};
 use crate::report::model::Platform;
 use crate::sink::SinkWriter;
 use crate::worker::WorkerEnv;
@@ -30,6 +31,14 @@ pub struct LaneConfig {
 
 /// Runs a lane to its end; returns the process's exit code.
 pub fn main(cfg: LaneConfig, suite: Suite) -> i32 {
+    take_binary_name();
+    let chan = match protocol::inherited() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: lane on card {}: {e}", cfg.device);
+            return EXIT_USAGE;
+        }
+    };
     let info = match platform::info(cfg.platform, cfg.arch) {
         Ok(i) => i,
         Err(e) => {
@@ -71,12 +80,29 @@ pub fn main(cfg: LaneConfig, suite: Suite) -> i32 {
     let sink = SinkWriter::from_env();
     tracing::debug!(device = cfg.device, sink = ?sink.as_ref().map(|s| s.path().to_owned()), "lane up");
     let hooks = if cfg.test_hooks {
-        hooks::Hooks::from_env(cfg.device)
+        hooks::Hooks::from_env(cfg.device).with_channel(&chan)
     } else {
         hooks::Hooks::none()
     };
-    session::Lane::new(env, lease, sink, suite)
+    session::Lane::new(env, lease, sink, suite, chan)
         .with_extra_cards(cfg.platform, extra)
         .with_hooks(hooks)
         .run()
+}
+
+/// A lane is exec'd through `/proc/self/fd/N` (the binary the run started with), so the kernel
+/// names the process `N`; it takes its binary's name back from `argv[0]` (which the dispatcher
+/// sets to the binary's path), as `ps -o comm` and `pgrep` show it (at most 15 bytes).
+fn take_binary_name() {
+    let Some(arg0) = std::env::args_os().next() else {
+        return;
+    };
+    let Some(name) = std::path::Path::new(&arg0).file_name() else {
+        return;
+    };
+    let mut bytes = std::os::unix::ffi::OsStrExt::as_bytes(name).to_vec();
+    bytes.truncate(15);
+    if let Ok(name) = std::ffi::CString::new(bytes) {
+        let _ = rustix::thread::set_name(&name);
+    }
 }

@@ -5,8 +5,10 @@
 //! `flakyFailure` (or `flakyError`) per failed attempt; a failed, timed-out or crashed case carries
 //! `failure` (or `error`) for its last attempt and `rerunFailure` (or `rerunError`) for each earlier
 //! failed attempt; a skipped case carries `skipped` with its reason. Infrastructure and usage errors
-//! are JUnit "errors", everything else "failures". It never derives a verdict: it renders stored
-//! outcomes.
+//! are JUnit "errors", everything else "failures". A failed attempt's captured output goes where
+//! nextest puts it: the last attempt's into the testcase's `system-out` / `system-err`, an earlier
+//! one's into its rerun element (a passing attempt has none). It never derives a verdict: it
+//! renders stored outcomes.
 
 use std::path::Path;
 use std::time::Duration;
@@ -109,6 +111,12 @@ fn test_case(case: &CaseReport) -> TestCase {
     tc.set_classname(case.class.as_str());
     if let Some(a) = last {
         tc.set_time(Duration::from_millis(a.duration_ms));
+        if let Some(out) = a.output.junit_stdout() {
+            tc.set_system_out(out);
+        }
+        if let Some(err) = a.output.junit_stderr() {
+            tc.set_system_err(err);
+        }
     }
     tc
 }
@@ -162,5 +170,11 @@ fn rerun(case: &CaseReport, a: &Attempt) -> TestRerun {
         .set_message(message(a))
         .set_type(ty(a))
         .set_description(description(case, a));
+    if let Some(out) = a.output.junit_stdout() {
+        r.set_system_out(out);
+    }
+    if let Some(err) = a.output.junit_stderr() {
+        r.set_system_err(err);
+    }
     r
 }

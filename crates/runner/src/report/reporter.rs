@@ -6,7 +6,6 @@
 //! retry: it records what the dispatcher tells it.
 
 use std::path::{Path, PathBuf};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use super::console::Progress;
 use super::error::ReportError;
@@ -15,6 +14,7 @@ use super::json::{write_report, REPORT_JSON};
 use super::junit::{write_junit, JUNIT_XML};
 use super::model::{Event, FlakyResult, RunBuilder, RunInfo, RunReport};
 use super::timeline::{write_timeline, TIMELINE_SVG};
+use crate::clock;
 
 /// The paths of a report directory's files.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,9 +55,8 @@ pub fn write_run_files(dir: &Path, report: &RunReport) -> Result<ReportPaths, Re
 #[derive(Debug)]
 pub struct Reporter {
     dir: PathBuf,
-    started: Instant,
-    /// The same moment as `started`, in ms since the Unix epoch (for events timed in a lane).
-    started_unix_ms: u64,
+    /// When the run started, on the run's one clock (`CLOCK_MONOTONIC`, see [`crate::clock`]).
+    started_mono_ns: u64,
     journal: Journal,
     progress: Progress,
     builder: RunBuilder,
@@ -70,14 +69,9 @@ impl Reporter {
         std::fs::create_dir_all(dir).map_err(|e| ReportError::io("create", dir, e))?;
         let journal = Journal::create(&dir.join(JOURNAL_JSONL))?;
         let progress = Progress::new(&info.devices, 0, show_progress);
-        let started = Instant::now();
-        let started_unix_ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
         Ok(Self {
             dir: dir.to_owned(),
-            started,
-            started_unix_ms,
+            started_mono_ns: clock::mono_ns(),
             journal,
             progress,
             builder: RunBuilder::new(info),
@@ -86,13 +80,13 @@ impl Reporter {
 
     /// Milliseconds since the reporter was created: the clock for every event's `at_ms`.
     pub fn elapsed_ms(&self) -> u64 {
-        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
+        self.run_ms_of_mono(clock::mono_ns())
     }
 
-    /// A moment given in ms since the Unix epoch (a lane's health event), as ms since the run
-    /// started on the same clock as [`elapsed_ms`](Self::elapsed_ms) (0 for a moment before it).
-    pub fn run_ms_of_unix(&self, unix_ms: u64) -> u64 {
-        unix_ms.saturating_sub(self.started_unix_ms)
+    /// A monotonic reading (a lane's health event, stamped in the lane) as ms since the run
+    /// started, on the same clock as [`elapsed_ms`](Self::elapsed_ms) (0 for a moment before it).
+    pub fn run_ms_of_mono(&self, mono_ns: u64) -> u64 {
+        clock::run_ms(self.started_mono_ns, mono_ns)
     }
 
     /// The report directory.

@@ -61,6 +61,7 @@ fn run(events: &mut Vec<Event>, id: &str, slot: Slot, outcome: AttemptOutcome, e
         outcome,
         duration_ms: dur,
         error,
+        output: Default::default(),
     });
 }
 

@@ -10,6 +10,7 @@ use std::time::Duration;
 use platform_common::FailureClass;
 
 use super::super::kill::KillReason;
+use crate::protocol::{LineTooLong, MAX_LINE};
 use crate::report::model::{AttemptOutcome, ErrorReport, LaneStatus};
 
 /// What the blame rule needs to know about a lane that ended. A field per fact, so that later
@@ -46,6 +47,8 @@ pub struct Blame {
 /// Which case pays for the lane's death, if any:
 ///
 /// - a running case killed for its timeout (or by the watchdog) is `timed_out`;
+/// - a running case whose lane was killed for a protocol line over its bound is `crashed`, naming
+///   the reason;
 /// - a running case whose lane died otherwise is `crashed`;
 /// - a lane the watchdog killed outside a case (building, switching or retiring a worker) with a
 ///   case next: that case is `timed_out`, as a case that hung would be;
@@ -59,6 +62,10 @@ pub fn blame(f: &DeathFacts) -> Option<Blame> {
             Some(KillReason::CaseTimeout | KillReason::Watchdog) => (
                 AttemptOutcome::TimedOut,
                 format!("exceeded --case-timeout of {timeout_secs} s; lane pid {pid} was killed"),
+            ),
+            Some(KillReason::ProtocolLine) => (
+                AttemptOutcome::Crashed,
+                format!("{}; lane pid {pid} was killed", LineTooLong { limit: MAX_LINE }),
             ),
             _ => (
                 AttemptOutcome::Crashed,
@@ -106,6 +113,7 @@ mod tests {
     fn blame_table() {
         let crash = LaneStatus::Signaled(11);
         let term = LaneStatus::Signaled(15);
+        let kill = LaneStatus::Signaled(9);
         let exit0 = LaneStatus::Exited(0);
         type Row = (
             &'static str,
@@ -123,6 +131,8 @@ mod tests {
             ("running case, the lane crashed",               crash,  None,                Some((3, 5 * MS)), Some((4, MS)), Some((3, A::Crashed, 5 * MS))),
             ("running case, exit 0 mid-case",                exit0,  None,                Some((3, 5 * MS)), None,          Some((3, A::Crashed, 5 * MS))),
             ("running case, killed late at close",           term,   Some(K::CloseLate),  Some((3, 5 * MS)), None,          Some((3, A::Crashed, 5 * MS))),
+            ("running case, an overlong protocol line",      kill,   Some(K::ProtocolLine), Some((3, 5 * MS)), Some((4, MS)), Some((3, A::Crashed, 5 * MS))),
+            ("an overlong protocol line between cases",      kill,   Some(K::ProtocolLine), None,          Some((4, MS)), None),
             ("watchdog outside a case: the next case pays",  term,   Some(K::Watchdog),   None,          Some((4, 7 * MS)), Some((4, A::TimedOut, 7 * MS))),
             ("watchdog with nothing next",                   term,   Some(K::Watchdog),   None,          None,          None),
             ("a crash between cases blames nobody",          crash,  None,                None,          Some((4, MS)), None),
@@ -177,6 +187,17 @@ mod tests {
         assert_eq!(
             blame(&f).unwrap().error.message,
             "exceeded --case-timeout of 2 s; lane pid 7 was killed"
+        );
+        let f = DeathFacts {
+            kill: Some(KillReason::ProtocolLine),
+            status: LaneStatus::Signaled(9),
+            ..f
+        };
+        let b = blame(&f).unwrap();
+        assert_eq!(b.outcome, AttemptOutcome::Crashed);
+        assert_eq!(
+            b.error.message,
+            "lane protocol line over 1 MiB; lane pid 7 was killed"
         );
     }
 }

@@ -11,7 +11,8 @@
 //!   init timeouts in a row) and the multi-card phase's cards;
 //! - `watchdog`: the deadlines of a lane (case timeout, init timeout, watchdog, close) and how it
 //!   is ended;
-//! - `handout`: which lane takes more work.
+//! - `handout`: which lane takes more work;
+//! - `spawn`: whether a failed lane spawn is tried again, and when.
 //!
 //! Step 8 (one verdict per case) is [`crate::report::model::verdict`]; the skip of a case that
 //! needs more cards than the run has is `dispatch::skip`.
@@ -22,6 +23,7 @@ pub mod lane_exit;
 pub mod quarantine;
 pub mod retry;
 pub mod sink_rerun;
+pub mod spawn;
 pub mod watchdog;
 
 pub use blame::{blame, Blame, DeathFacts};
@@ -33,4 +35,5 @@ pub use quarantine::{
 };
 pub use retry::{after_attempt, retryable, AttemptDecision, AttemptFacts};
 pub use sink_rerun::{rerun_from_sink, Outstanding, SinkRerun};
+pub use spawn::{retry_after as spawn_retry_after, SPAWN_TRIES};
 pub use watchdog::{LaneTimes, Limits, KILL_GRACE};

@@ -25,10 +25,10 @@ pub fn fresh_lane_failed(device: DeviceId, status: LaneStatus) -> String {
     format!("a fresh lane process could not recover card {device} either ({status})")
 }
 
-/// A lane process could not be started on a card: the card is quarantined (its cases move to the
-/// other cards). Returns the reason.
-pub fn spawn_failed(error: &std::io::Error) -> String {
-    format!("cannot start a lane process: {error}")
+/// A lane process could not be started on a card in `tries` tries (see [`super::spawn`]): the card
+/// is quarantined (its cases move to the other cards). Returns the reason.
+pub fn spawn_failed(error: &std::io::Error, tries: u32) -> String {
+    format!("cannot start a lane process ({tries} tries): {error}")
 }
 
 /// What a card gets whose lane was ended because an init exceeded `--init-timeout`.

@@ -1,7 +1,7 @@
 //! One attempt of a case, why it failed, and the case that holds its attempts.
 //!
 //! This file owns the attempt records of `report.json` (`cases[].attempts[]`) and the error
-//! report an attempt carries, with its typed call and code. It never derives a verdict (see
+//! report an attempt carries, with its typed call and code (its captured output is `output`'s). It never derives a verdict (see
 //! `outcome`) and never decides whether an attempt is retried (the dispatcher's policy does).
 
 use std::fmt;
@@ -11,6 +11,7 @@ use platform_common::{Code, DriverError, FailureClass};
 use serde::{Deserialize, Serialize};
 
 use super::outcome::{AttemptOutcome, Outcome};
+use super::output::AttemptOutput;
 
 /// Why an attempt failed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -83,6 +84,9 @@ pub struct Attempt {
     pub started_ms: u64,
     /// Why it failed; `null` when it passed.
     pub error: Option<ErrorReport>,
+    /// What the lane wrote during a failed attempt (`stdout`, `stderr`, flat on the attempt).
+    #[serde(flatten)]
+    pub output: AttemptOutput,
 }
 
 /// One selected case and everything that happened to it.

@@ -13,6 +13,7 @@ use super::attempt::{Attempt, CaseReport, ErrorReport};
 use super::event::Event;
 use super::health::HealthRecord;
 use super::outcome::{verdict, AttemptOutcome, FlakyResult};
+use super::output::AttemptOutput;
 use super::run::{Interruption, RunInfo, RunReport, Summary};
 
 /// A report was fed something inconsistent.
@@ -117,6 +118,7 @@ impl RunBuilder {
                 duration_ms: 0,
                 started_ms: at_ms,
                 error: Some(ErrorReport::new(FailureClass::Infrastructure, reason)),
+                output: AttemptOutput::default(),
             },
         )
     }
@@ -144,6 +146,7 @@ impl RunBuilder {
                 outcome,
                 duration_ms,
                 error,
+                output,
                 ..
             } => {
                 let started_ms = self
@@ -159,6 +162,7 @@ impl RunBuilder {
                         duration_ms: *duration_ms,
                         started_ms,
                         error: error.clone(),
+                        output: output.clone(),
                     },
                 )?;
             }
@@ -230,6 +234,7 @@ mod tests {
             error: outcome
                 .is_failure()
                 .then(|| ErrorReport::new(FailureClass::DeviceRuntime, "boom")),
+            output: AttemptOutput::default(),
         }
     }
 
@@ -333,6 +338,10 @@ mod tests {
                 outcome: A::Failed,
                 duration_ms: 15,
                 error: Some(ErrorReport::new(FailureClass::DeviceRuntime, "op timeout")),
+                output: AttemptOutput {
+                    stderr: Some("kernel said: bad".into()),
+                    ..AttemptOutput::default()
+                },
             },
             Event::CaseStarted {
                 at_ms: 90,
@@ -349,6 +358,7 @@ mod tests {
                 outcome: A::Passed,
                 duration_ms: 9,
                 error: None,
+                output: AttemptOutput::default(),
             },
         ];
         for e in &events {
@@ -365,6 +375,12 @@ mod tests {
             c.attempts.iter().map(|a| a.pid).collect::<Vec<_>>(),
             [Some(77), Some(78)]
         );
+        assert_eq!(
+            c.attempts[0].output.stderr.as_deref(),
+            Some("kernel said: bad"),
+            "the failed attempt keeps its output"
+        );
+        assert!(c.attempts[1].output.is_empty());
         assert_eq!(r.devices_health["1"][0].name(), "poisoned");
         assert_eq!(r.devices_health["1"][0].code(), Some(codes::RT_INTERNAL_ERROR));
     }

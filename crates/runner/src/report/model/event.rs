@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use super::attempt::ErrorReport;
 use super::health::HealthRecord;
 use super::outcome::AttemptOutcome;
+use super::output::AttemptOutput;
 use super::run::{Interruption, Platform, Summary};
 
 /// How a lane process ended.
@@ -128,6 +129,9 @@ pub enum Event {
         duration_ms: u64,
         /// Why it failed.
         error: Option<ErrorReport>,
+        /// What the lane wrote during a failed attempt (flat: `stdout`, `stderr`, ...).
+        #[serde(flatten)]
+        output: AttemptOutput,
     },
     /// A selected case will not run, for a stated reason.
     CaseSkipped {
@@ -257,5 +261,38 @@ mod tests {
         assert_eq!(v["at_ms"], 12);
         assert_eq!(v["status"]["signaled"], 9);
         assert_eq!(e.at_ms(), 12);
+    }
+
+    #[test]
+    fn a_finished_attempt_carries_its_output_flat_and_reads_back() {
+        let e = Event::CaseFinished {
+            at_ms: 5,
+            id: "A::x".into(),
+            device: 0,
+            pid: 9,
+            attempt: 1,
+            outcome: AttemptOutcome::Crashed,
+            duration_ms: 4,
+            error: None,
+            output: AttemptOutput {
+                stdout: Some("out".into()),
+                stderr_dropped_bytes: 3,
+                stderr: Some("err".into()),
+                ..AttemptOutput::default()
+            },
+        };
+        let v = serde_json::to_value(&e).unwrap();
+        assert_eq!(v["event"], "case_finished");
+        assert_eq!(v["stdout"], "out");
+        assert_eq!(v["stderr_dropped_bytes"], 3);
+        assert!(v.get("stdout_dropped_bytes").is_none());
+        assert_eq!(serde_json::from_value::<Event>(v).unwrap(), e);
+        // A journal line from before the capture reads back with no output.
+        let old = r#"{"event":"case_finished","at_ms":1,"id":"A::x","device":0,"pid":2,"attempt":1,
+                      "outcome":"passed","duration_ms":1,"error":null}"#;
+        let Event::CaseFinished { output, .. } = serde_json::from_str(old).unwrap() else {
+            panic!("case_finished");
+        };
+        assert!(output.is_empty());
     }
 }

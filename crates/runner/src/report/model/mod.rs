@@ -7,6 +7,7 @@
 //! - `outcome`: attempt and case outcomes, and [`verdict`] (nextest's rule: store the attempts,
 //!   derive the verdict);
 //! - `attempt`: one attempt, its typed [`ErrorReport`], and the [`CaseReport`] holding them;
+//! - `output`: what a lane wrote during a failed attempt ([`AttemptOutput`]);
 //! - `health`: a card's [`HealthRecord`] (the platform's event embedded, or one only the runner
 //!   sees);
 //! - `run`: the run's identity, [`Summary`] and [`RunReport`] (`report.json`'s top level);
@@ -18,6 +19,7 @@ mod builder;
 mod event;
 mod health;
 mod outcome;
+mod output;
 mod run;
 
 pub use attempt::{Attempt, CaseReport, ErrorReport};
@@ -25,6 +27,7 @@ pub use builder::{ModelError, RunBuilder};
 pub use event::{Event, LaneStatus, WorkerAction};
 pub use health::{CardEvent, HealthRecord, RunnerEvent, RunnerEventKind};
 pub use outcome::{verdict, AttemptOutcome, FlakyResult, Outcome};
+pub use output::{AttemptOutput, CAPTURE_LIMIT};
 pub use run::{
     rfc3339_utc, DriverReport, Interruption, PartitionReport, Platform, RunInfo, RunReport, Summary,
 };

@@ -178,6 +178,7 @@ mod tests {
             error: outcome
                 .is_failure()
                 .then(|| ErrorReport::new(FailureClass::DeviceRuntime, "boom")),
+            output: Default::default(),
         }
     }
 

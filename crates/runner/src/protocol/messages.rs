@@ -1,11 +1,14 @@
-//! The private protocol between the dispatcher and its lanes: JSON lines on the lane's stdin
-//! (assignments) and stdout (events, streamed back per case).
+//! The protocol's messages: JSON lines on the lane's private channel, assignments one way and
+//! events (streamed back per case) the other, and the lane's command line and exit codes.
 //!
-//! This module owns the messages, their encoding and the lane's command line and exit codes. It
-//! never acts on a message. A lane gets whole classes (or several) per assignment and streams one
-//! `started` and one `finished` line per case, so the dispatcher pays no pipe round trip per case.
+//! This file owns the messages, their encoding and [`LaneOut`], the lane's writer. It never acts on
+//! a message. A lane gets whole classes (or several) per assignment and streams one `started` and
+//! one `finished` line per case, so the dispatcher pays no round trip per case. `started` and
+//! `finished` carry the number of the output mark the lane wrote just before them
+//! ([`super::mark`]), which splits the lane's stdout and stderr between the cases.
 
 use std::io::Write;
+use std::os::unix::net::UnixStream;
 
 use platform_common::health::HealthEvent;
 use serde::{Deserialize, Serialize};
@@ -58,6 +61,10 @@ pub enum FromLane {
     Started {
         /// `Class::case`.
         case: String,
+        /// The output mark written just before this line (0: none): the lane's output after it
+        /// belongs to the case.
+        #[serde(default)]
+        mark: u64,
     },
     /// A case ended.
     Finished {
@@ -69,6 +76,10 @@ pub enum FromLane {
         duration_us: u64,
         /// Why it failed.
         error: Option<ErrorReport>,
+        /// The output mark written just before this line (0: none): the lane's output before it
+        /// belongs to the case.
+        #[serde(default)]
+        mark: u64,
     },
     /// Building a chip worker on card `device` starts (an init, including closing the worker of
     /// another runtime first): the dispatcher bounds it by `--init-timeout`.
@@ -87,6 +98,10 @@ pub enum FromLane {
     Health {
         /// The event.
         event: HealthEvent,
+        /// When it happened: the lane's `CLOCK_MONOTONIC` in nanoseconds (one clock with the
+        /// dispatcher's, see [`crate::clock`]).
+        #[serde(default)]
+        mono_ns: u64,
     },
     /// Initialising a worker failed: a health event of card `device` (which, in a multi-card
     /// lane, need not be the lane's own card), not an attempt of any case.
@@ -119,6 +134,14 @@ pub enum FromLane {
 }
 
 impl FromLane {
+    /// The output mark this message carries (`started` and `finished`; 0 for none).
+    pub fn mark(&self) -> u64 {
+        match self {
+            FromLane::Started { mark, .. } | FromLane::Finished { mark, .. } => *mark,
+            _ => 0,
+        }
+    }
+
     /// Encodes the message as one line (with its newline) into `out`.
     pub fn encode_into(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
         serde_json::to_writer(&mut *out, self)?;
@@ -136,26 +159,28 @@ impl ToLane {
     }
 }
 
-/// Writes lane messages to stdout: one `write` per message, so a line is never split by a crash
-/// between two writes of it.
-#[derive(Debug, Default)]
+/// Writes lane messages to the lane's channel: one `write` per message, so a line is never split
+/// by a crash between two writes of it.
+#[derive(Debug)]
 pub struct LaneOut {
     buf: Vec<u8>,
+    chan: UnixStream,
 }
 
 impl LaneOut {
-    /// A writer.
-    pub fn new() -> Self {
-        Self::default()
+    /// A writer on the lane's end of its channel.
+    pub fn new(chan: UnixStream) -> Self {
+        Self {
+            buf: Vec::new(),
+            chan,
+        }
     }
 
-    /// Sends one message. A closed stdout (dispatcher gone) is reported to the caller.
+    /// Sends one message. A closed channel (dispatcher gone) is reported to the caller.
     pub fn send(&mut self, msg: &FromLane) -> std::io::Result<()> {
         self.buf.clear();
         msg.encode_into(&mut self.buf).map_err(std::io::Error::other)?;
-        let mut out = std::io::stdout().lock();
-        out.write_all(&self.buf)?;
-        out.flush()
+        self.chan.write_all(&self.buf)
     }
 }
 
@@ -178,6 +203,7 @@ mod tests {
             outcome: AttemptOutcome::Failed,
             duration_us: 12,
             error: Some(ErrorReport::new(FailureClass::Result, "mismatch\nat 3")),
+            mark: 4,
         };
         let mut out = Vec::new();
         f.encode_into(&mut out).unwrap();
@@ -187,5 +213,9 @@ mod tests {
             "newlines in text are escaped"
         );
         assert_eq!(serde_json::from_slice::<FromLane>(&out).unwrap(), f);
+        assert_eq!(f.mark(), 4);
+        // A line without a mark (a lane that writes none) decodes with mark 0.
+        let old: FromLane = serde_json::from_str(r#"{"t":"started","case":"A::x"}"#).unwrap();
+        assert_eq!(old.mark(), 0);
     }
 }
