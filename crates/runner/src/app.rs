@@ -164,6 +164,10 @@ fn dispatch_main(cli: &Cli, suite: &Suite) -> Result<ExitCode, String> {
         Platform::Sim => AutoCount::Exactly(2),
         Platform::Onboard => AutoCount::AllFree,
     };
+    // The lock dir itself is held (a shared flock) for the whole run, so temp cleaners that skip
+    // a locked directory (systemd-tmpfiles) leave the run's lock files alone.
+    let _lock_dir_hold =
+        platform_common::lease::LockDirHold::acquire(&info.leases).map_err(|e| error_chain(&e))?;
     let leases = dispatch::take_leases(
         &info.leases,
         &cli.devices,
@@ -202,6 +206,13 @@ fn dispatch_main(cli: &Cli, suite: &Suite) -> Result<ExitCode, String> {
     match &outcome.write_error {
         None => {
             output::out(format_args!("reports: {}", report_dir.display()));
+            if report.interrupted.is_none() && !outcome.leases_lost.is_empty() {
+                // Every case has its verdict, but the cards were not held exclusively to the end.
+                for e in &outcome.leases_lost {
+                    output::err(format_args!("error: {}", error_chain(e)));
+                }
+                return Ok(ExitCode::from(2));
+            }
             Ok(ExitCode::from(report.exit_code()))
         }
         // The summary above still tells the verdicts; the status says the reports are missing.

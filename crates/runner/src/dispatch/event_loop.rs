@@ -31,6 +31,7 @@ use super::state::{Card, DispatchStats, Lane, LoopSettings};
 use super::work::Work;
 use crate::report::model::{Event, HealthRecord, Interruption, RunnerEventKind};
 use crate::report::{ReportError, Reporter};
+use platform_common::lease::LeaseError;
 
 /// The parent of a run's lanes.
 pub struct Dispatcher {
@@ -51,6 +52,9 @@ pub struct Dispatcher {
     pub(super) multi_deaths: u32,
     /// The signal that interrupted the run, once one did.
     pub(super) interrupted: Option<Interruption>,
+    /// Leases whose lock file was deleted or replaced during the run (their cards got no more
+    /// work; the run ends with exit 2 naming the lock dir).
+    pub(super) leases_lost: Vec<LeaseError>,
 }
 
 impl std::fmt::Debug for Dispatcher {
@@ -82,6 +86,7 @@ impl Dispatcher {
             last_verdict: None,
             multi_deaths: 0,
             interrupted: None,
+            leases_lost: Vec::new(),
         }
     }
 
@@ -96,8 +101,9 @@ impl Dispatcher {
     }
 
     /// Runs until every case has a verdict and every lane has exited; returns the reporter (to
-    /// finish the report) and the benchmark's figures. The leases are released on return.
-    pub fn run(mut self) -> (Reporter, DispatchStats) {
+    /// finish the report), the benchmark's figures and the leases lost on the way. The leases are
+    /// released on return.
+    pub fn run(mut self) -> (Reporter, DispatchStats, Vec<LeaseError>) {
         self.refill_all();
         loop {
             if let Some(signal) = self.interrupted {
@@ -155,7 +161,7 @@ impl Dispatcher {
                 _ => Duration::ZERO,
             },
         };
-        (self.reporter, stats)
+        (self.reporter, stats, self.leases_lost)
     }
 
     pub(super) fn record(&mut self, event: Event) {

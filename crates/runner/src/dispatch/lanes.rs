@@ -24,6 +24,16 @@ impl Dispatcher {
     /// the reason its `replacement` holds.
     pub(super) fn spawn(&mut self, card: usize, start: Start) {
         let device = self.cards[card].device;
+        let mut cards = vec![card];
+        if let Start::Multi(extra, _) = &start {
+            cards.extend(extra.iter().copied());
+        }
+        if !cards.into_iter().all(|c| self.lease_holds(c)) {
+            if let Start::Fresh(cases) | Start::Multi(_, cases) = start {
+                self.work.requeue(&cases);
+            }
+            return;
+        }
         let sink = match start {
             Start::Regular => match self.settings.sink_dir.as_deref().map(|d| Sink::create(d, device)) {
                 None => None,
@@ -204,7 +214,8 @@ impl Dispatcher {
                     return;
                 }
                 let l = &self.lanes[id];
-                if policy::wants_work(&l.state(self.cards[l.card].quarantined)) {
+                let card = l.card;
+                if policy::wants_work(&l.state(self.cards[card].quarantined)) && self.lease_holds(card) {
                     if let Some(unit) = self.work.pop() {
                         self.assign(id, unit);
                         gave = true;
@@ -213,6 +224,25 @@ impl Dispatcher {
             }
             if !gave {
                 return;
+            }
+        }
+    }
+
+    /// Whether `card`'s lease still excludes others (its lock file is the one it locked), checked
+    /// before every hand-out to the card: one `stat` and one `fstat`. A lost lease takes the card
+    /// out of the run (quarantined, its work goes to the other cards) and is kept for the run's
+    /// closing error (exit 2, naming the lock dir).
+    fn lease_holds(&mut self, card: usize) -> bool {
+        if self.cards[card].quarantined {
+            return false;
+        }
+        match self.cards[card].lease.verify() {
+            Ok(()) => true,
+            Err(e) => {
+                let reason = format!("its lease no longer excludes others: {e}");
+                self.quarantine(card, &reason);
+                self.leases_lost.push(e);
+                false
             }
         }
     }

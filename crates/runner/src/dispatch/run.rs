@@ -71,6 +71,9 @@ pub struct RunOutcome {
     pub stats: DispatchStats,
     /// Writing `report.json`, `junit.xml`, `timeline.svg` or the journal's end failed.
     pub write_error: Option<ReportError>,
+    /// Leases whose lock file was deleted or replaced during the run: exclusion of those cards
+    /// was lost (exit 2, naming the lock dir).
+    pub leases_lost: Vec<platform_common::lease::LeaseError>,
 }
 
 /// Runs the plan to its report.
@@ -140,7 +143,7 @@ pub fn run(plan: RunPlan, suite: &Suite) -> Result<RunOutcome, DispatchError> {
             None
         }
     };
-    let (reporter, stats) = dispatcher.run();
+    let (reporter, stats, leases_lost) = dispatcher.run();
     let (report, written) = reporter.finish_keeping_report(plan.flaky_result);
     drop(watch);
     drop(sinks);
@@ -149,6 +152,7 @@ pub fn run(plan: RunPlan, suite: &Suite) -> Result<RunOutcome, DispatchError> {
         report,
         stats,
         write_error: written.err(),
+        leases_lost,
     })
 }
 
