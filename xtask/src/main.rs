@@ -10,6 +10,8 @@ mod onboard;
 mod procs;
 mod sim_probe;
 mod soak;
+#[cfg(test)]
+mod tidy;
 mod usage;
 
 use std::process::ExitCode;

@@ -1,8 +1,8 @@
 //! The built-in suite: the classes and cases `cardguard-suite` runs (the dispatch benchmark's
 //! trivial suite is `crate::bench_suite`, not here).
 //!
-//! One file per class group, each with `pub fn builtin(arch: Arch) -> Suite`, joined here in
-//! hand-out order (the dispatcher still reorders: pooled before standalone, runtimes together):
+//! One file per class group, each with `pub fn builtin(arch: Arch) -> Suite`, joined by
+//! `builtin.rs` in hand-out order (the dispatcher still reorders: pooled before standalone, runtimes together):
 //!
 //! - [`runtimes`]: the three runtimes (pool keys) the classes use;
 //! - [`elementwise`]: `VectorAdd`, `BlockDimSweep` (block dims 1 to 8), `MultiCard`;
@@ -20,6 +20,7 @@
 //! This module owns the suite's content; it never runs a case.
 
 pub mod attention;
+mod builtin;
 pub mod dense;
 pub mod elementwise;
 pub mod faults;
@@ -34,16 +35,4 @@ mod sim_tests;
 #[cfg(test)]
 mod tests;
 
-use platform_common::Arch;
-
-use crate::case::Suite;
-
-/// The built-in suite of `arch`.
-pub fn builtin(arch: Arch) -> Suite {
-    Suite::new()
-        .extend(attention::builtin(arch))
-        .extend(elementwise::builtin(arch))
-        .extend(dense::builtin(arch))
-        .extend(pipeline::builtin(arch))
-        .extend(faults::builtin(arch))
-}
+pub use builtin::builtin;
