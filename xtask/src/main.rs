@@ -5,6 +5,7 @@ mod bindgen;
 mod build_kernels;
 mod chaos;
 mod child_wait;
+mod features;
 mod merge_reports;
 mod onboard;
 mod procs;
@@ -44,6 +45,8 @@ enum Command {
     Soak(soak::Args),
     /// Run random fault plans through the suite binary and check every report's invariants.
     Chaos(chaos::Args),
+    /// Check that every feature combination of every crate builds.
+    Features(features::Args),
 }
 
 fn main() -> ExitCode {
@@ -68,5 +71,6 @@ fn main() -> ExitCode {
         Command::Bindgen(a) => bindgen::run(a),
         Command::Soak(a) => soak::run(a),
         Command::Chaos(a) => chaos::run(a),
+        Command::Features(a) => features::run(a),
     }
 }
