@@ -13,7 +13,6 @@ mod sim_probe;
 mod soak;
 #[cfg(test)]
 mod tidy;
-mod usage;
 
 use std::process::ExitCode;
 
@@ -58,7 +57,7 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Err(e) => {
-            eprintln!("error: {}", usage::one_line(&e.to_string()));
+            eprintln!("error: {}", runner::cli::one_line(&e.to_string()));
             return ExitCode::from(2);
         }
     };

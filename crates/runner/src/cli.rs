@@ -249,8 +249,9 @@ fn non_utf8_value(args: &[OsString]) -> Option<String> {
 }
 
 /// The first paragraph of a clap message on one line, without its `error: ` prefix (a message
-/// ending in `:` continues on indented lines, e.g. the missing required arguments).
-fn one_line(text: &str) -> String {
+/// ending in `:` continues on indented lines, e.g. the missing required arguments). `cargo xtask`
+/// prints its own usage errors with it too.
+pub fn one_line(text: &str) -> String {
     let para: Vec<&str> = text
         .lines()
         .map(str::trim)
@@ -268,6 +269,20 @@ fn one_line(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clap_messages_become_one_line_naming_the_bad_part() {
+        let bad = "error: invalid value '0' for '--runs <N>': 0 is not in 1..=4294967295\n\nFor more information, try '--help'.\n";
+        assert_eq!(
+            one_line(bad),
+            "invalid value '0' for '--runs <N>': 0 is not in 1..=4294967295"
+        );
+        let missing = "error: the following required arguments were not provided:\n  <DIR>...\n\nUsage: xtask merge-reports <DIR>...\n";
+        assert_eq!(
+            one_line(missing),
+            "the following required arguments were not provided: <DIR>..."
+        );
+    }
 
     fn p(args: &[&str]) -> Parsed {
         parse(
