@@ -1,0 +1,13 @@
+//! Everything a suite author needs, in one `use runner::prelude::*;`: the declarations
+//! ([`Suite`], [`ClassSpec`], [`CaseSpec`], [`Runtime`], [`Fixture`], settings), the case context
+//! and its types ([`CaseCtx`], [`Arg`], [`DeviceBuffer`], [`CaseFailure`]), the arch and failure
+//! class names, and [`rand::Rng`] for the case's seeded RNG. It only re-exports.
+
+pub use crate::case::{
+    CaseFailure, CaseSpec, ClassSpec, Expected, Fixture, RunInfo, Runtime, SetupError, SetupInfo, Suite,
+};
+pub use crate::exec::{Arg, CaseCtx, CaseRng, DeviceBuffer, DeviceError};
+pub use crate::report::model::Platform;
+pub use crate::suite::reference::{allclose, SplitMix64};
+pub use platform_common::{Arch, FailureClass};
+pub use rand::Rng;
