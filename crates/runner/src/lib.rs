@@ -21,6 +21,7 @@
 //!   the event loop (`on_exit`, `on_lane`, `lanes`); step 8 is [`report::verdict`] and
 //!   `RunReport::exit_code`; [`report`]: what a run leaves behind.
 //! - [`cli`], [`app`], [`platform`]: the suite binary's surface and the driver chosen at run time;
+//!   [`list`]: `--list`, plain or JSON Lines;
 //!   [`output`]: its own lines, safe on a closed pipe.
 //!   [`clock`]: the one monotonic clock of a run's events.
 //!
@@ -37,6 +38,7 @@ pub mod dispatch;
 pub mod exec;
 pub mod kernels;
 pub mod lane;
+pub mod list;
 pub mod output;
 pub mod platform;
 pub mod pool;

@@ -214,7 +214,7 @@ impl Dispatcher {
             outcome,
             error: error.as_ref(),
             attempt,
-            retries: self.settings.retries,
+            retries: policy::retries_for(c.retries, self.settings.retries),
         });
         let at_ms = self.now_ms();
         self.record(Event::CaseFinished {

@@ -31,3 +31,6 @@ pub use expect::{judge, Judged};
 pub use fixture::{FixtureNote, HostFixture, HostFixtures};
 pub use liveness::{close_bound, run_bound, LIVENESS_SLACK};
 pub use run::{execute, CaseInput, Executed};
+
+#[cfg(all(test, feature = "sim"))]
+mod tests;
