@@ -1,35 +1,76 @@
-//! `cargo xtask onboard ARGS`: builds the suite binary (`cargo build -p runner --bin
-//! cardguard-suite` with both drivers, debug profile) and runs it with ARGS, passing its exit status
-//! through (0 all passed, 1 a verdict failed, 2 bad usage). Every flag is the suite binary's: see
-//! `cargo xtask onboard --help`.
+//! `cargo xtask onboard [--package NAME] ARGS`: builds a suite binary (debug profile) and runs it
+//! with ARGS, passing its exit status through (0 all passed, 1 a verdict failed, 2 bad usage).
+//!
+//! Without `--package` (or with `--package runner`) the binary is the built-in suite's
+//! `cardguard-suite` (`cargo build -p runner --bin cardguard-suite` with both drivers); with
+//! `--package NAME` it is the one binary of package NAME (a suite in its own crate, e.g.
+//! `examples/onboard-suite`), found in cargo's build messages. `--package` may stand anywhere in
+//! ARGS; every other flag is the suite binary's: see `cargo xtask onboard --help`.
 
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode};
+use std::process::{Command, ExitCode, Stdio};
 
-/// Arguments: everything is passed to the suite binary.
+use serde::Deserialize;
+
+/// The package of the built-in suite.
+pub const BUILTIN_PACKAGE: &str = "runner";
+
+/// Arguments: `--package NAME`, and everything else is passed to the suite binary.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The suite binary's arguments (`--arch a5|a2a3`, ...).
+    /// The suite binary's arguments (`--arch a5|a2a3`, ...), and `--package NAME`: the package
+    /// whose binary is the suite (default: runner, the built-in `cardguard-suite`).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     rest: Vec<String>,
 }
 
 /// Runs the command.
 pub fn run(args: Args) -> ExitCode {
-    let exe = match build_suite(false) {
+    let (package, rest) = match split_package(args.rest) {
+        Ok(split) => split,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let exe = match build_package_suite(package.as_deref().unwrap_or(BUILTIN_PACKAGE)) {
         Ok(exe) => exe,
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::from(2);
         }
     };
-    match Command::new(&exe).args(&args.rest).status() {
+    match Command::new(&exe).args(&rest).status() {
         Ok(status) => exit_code(status),
         Err(e) => {
             eprintln!("error: cannot run {}: {e}", exe.display());
             ExitCode::from(2)
         }
     }
+}
+
+/// Takes `--package NAME` (or `--package=NAME`) out of the arguments, wherever it stands.
+pub fn split_package(args: Vec<String>) -> Result<(Option<String>, Vec<String>), String> {
+    let mut package = None;
+    let mut rest = Vec::with_capacity(args.len());
+    let mut it = args.into_iter();
+    while let Some(a) = it.next() {
+        let value = if a == "--package" {
+            Some(it.next().ok_or("--package needs a package name")?)
+        } else {
+            a.strip_prefix("--package=").map(str::to_owned)
+        };
+        match value {
+            None => rest.push(a),
+            Some(v) if v.is_empty() || v.starts_with('-') => {
+                return Err(format!("--package needs a package name, not {v:?}"))
+            }
+            Some(v) if package.is_some() => return Err(format!("--package is given twice (second: {v:?})")),
+            Some(v) => package = Some(v),
+        }
+    }
+    Ok((package, rest))
 }
 
 /// The workspace root (the parent of this crate's directory).
@@ -72,6 +113,88 @@ pub fn build_suite(release: bool) -> Result<PathBuf, String> {
     Ok(target_dir().join(profile).join("cardguard-suite"))
 }
 
+/// The suite binary of `package` (debug): the built-in one for [`BUILTIN_PACKAGE`], else the
+/// package's one binary.
+pub fn build_package_suite(package: &str) -> Result<PathBuf, String> {
+    if package == BUILTIN_PACKAGE {
+        return build_suite(false);
+    }
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut child = Command::new(cargo)
+        .current_dir(workspace_root())
+        .args([
+            "build",
+            "--quiet",
+            "-p",
+            package,
+            "--bins",
+            "--message-format=json-render-diagnostics",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| format!("cannot run cargo build: {e}"))?;
+    let stdout = child.stdout.take().ok_or("cargo's stdout is not piped")?;
+    let lines: Vec<String> = BufReader::new(stdout).lines().map_while(Result::ok).collect();
+    let status = child
+        .wait()
+        .map_err(|e| format!("cannot wait for cargo build: {e}"))?;
+    if !status.success() {
+        return Err(format!("building package {package:?} failed ({status})"));
+    }
+    let bins = binaries_of(lines.iter().map(String::as_str));
+    match bins.as_slice() {
+        [one] => Ok(one.clone()),
+        [] => Err(format!("package {package:?} has no binary to run as a suite")),
+        many => Err(format!(
+            "package {package:?} has {} binaries ({}); a suite package has one",
+            many.len(),
+            many.iter()
+                .filter_map(|p| p.file_name())
+                .map(|n| n.to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct Message {
+    reason: String,
+    #[serde(default)]
+    target: Option<Target>,
+    #[serde(default)]
+    executable: Option<PathBuf>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Target {
+    #[serde(default)]
+    kind: Vec<String>,
+}
+
+/// The binaries in cargo's JSON messages of `cargo build -p NAME --bins` (other lines are
+/// ignored): only the selected package has `bin` targets in such a build (its dependencies are
+/// libraries and build scripts).
+fn binaries_of<'a>(lines: impl IntoIterator<Item = &'a str>) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for line in lines {
+        let Ok(m) = serde_json::from_str::<Message>(line) else {
+            continue;
+        };
+        let is_bin = m
+            .target
+            .as_ref()
+            .is_some_and(|t| t.kind.iter().any(|k| k == "bin"));
+        if let (true, true, Some(exe)) = (m.reason == "compiler-artifact", is_bin, m.executable) {
+            if !out.contains(&exe) {
+                out.push(exe);
+            }
+        }
+    }
+    out
+}
+
 /// A child's exit status as this process's (a signal `n` becomes 128 + n, as shells report it).
 pub fn exit_code(status: std::process::ExitStatus) -> ExitCode {
     use std::os::unix::process::ExitStatusExt;
@@ -79,5 +202,47 @@ pub fn exit_code(status: std::process::ExitStatus) -> ExitCode {
         (Some(c), _) => ExitCode::from(u8::try_from(c).unwrap_or(1)),
         (None, Some(s)) => ExitCode::from(u8::try_from(128 + s).unwrap_or(1)),
         (None, None) => ExitCode::from(1),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn package_is_taken_out_wherever_it_stands() {
+        let (p, rest) =
+            split_package(strings(&["--arch", "a5", "--package", "onboard-suite", "--list"])).unwrap();
+        assert_eq!(p.as_deref(), Some("onboard-suite"));
+        assert_eq!(rest, ["--arch", "a5", "--list"]);
+        let (p, rest) = split_package(strings(&["--package=x", "--arch", "a5"])).unwrap();
+        assert_eq!((p.as_deref(), rest), (Some("x"), strings(&["--arch", "a5"])));
+        let (p, rest) = split_package(strings(&["--arch", "a2a3"])).unwrap();
+        assert_eq!((p, rest), (None, strings(&["--arch", "a2a3"])));
+        for bad in [
+            &["--package"][..],
+            &["--package", "--arch"],
+            &["--package=a", "--package", "b"],
+            &["--package="],
+        ] {
+            let e = split_package(strings(bad)).unwrap_err();
+            assert!(e.starts_with("--package "), "{bad:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn the_binaries_are_the_bin_artifacts_of_the_build() {
+        let lines = [
+            r#"{"reason":"compiler-artifact","target":{"kind":["lib"]},"executable":null}"#,
+            r#"{"reason":"compiler-artifact","target":{"kind":["custom-build"]},"executable":null}"#,
+            r#"{"reason":"compiler-artifact","target":{"kind":["bin"]},"executable":"/t/debug/onboard-suite"}"#,
+            r#"{"reason":"build-finished","success":true}"#,
+            "not json",
+        ];
+        assert_eq!(binaries_of(lines), [PathBuf::from("/t/debug/onboard-suite")]);
     }
 }

@@ -17,14 +17,14 @@ use platform_common::Arch;
 
 use crate::bench_suite;
 use crate::case::Suite;
-use crate::cli::{self, Cli, Parsed, SuiteArg, DEFAULT_CASE_TIMEOUT, DEFAULT_INIT_TIMEOUT};
+use crate::cli::{self, Cli, ListFormat, Parsed, SuiteArg, DEFAULT_CASE_TIMEOUT, DEFAULT_INIT_TIMEOUT};
 use crate::dispatch::{self, AutoCount, DispatchStats, LaneCommand, RunPlan};
 use crate::lane::{self, LaneConfig};
 use crate::output;
 use crate::platform::{self, PlatformInfo};
 use crate::report::model::Platform;
 use crate::report::{render_summary, ReportDir, ReportDirError};
-use crate::select::{self, Filter, Selection};
+use crate::select::{self, Filter};
 
 /// The exit status of a run whose report files could not be written, whatever its verdicts (as
 /// nextest's): the summary is printed first, then the one-line error.
@@ -135,6 +135,7 @@ fn lane_main(cli: &Cli, suite: Suite) -> ExitCode {
 fn dispatch_main(cli: &Cli, suite: &Suite) -> Result<ExitCode, String> {
     let filter = Filter {
         selectors: cli.cases.clone(),
+        exclude: cli.exclude.clone(),
         runtime: cli.runtime.clone(),
         partition: cli.partition,
     };
@@ -142,10 +143,20 @@ fn dispatch_main(cli: &Cli, suite: &Suite) -> Result<ExitCode, String> {
     let platform_kind = cli.platform.map_or_else(platform::default_platform, Into::into);
     let info = platform::info(platform_kind, cli.arch).map_err(|e| error_chain(&e))?;
     let faults = fault_plan(cli, &info)?;
+    let registry = crate::kernels::registry(&info, cli.arch, suite);
+    let missing_kernels =
+        crate::kernels::missing(suite, &selection, &registry).map_err(|e| error_chain(&e))?;
     if cli.list {
         // After every check a run makes before it takes cards: a bad plan or environment value
         // is the same error for `--list` as for a run.
-        print_list(suite, &selection);
+        let defaults = crate::list::Defaults {
+            case_timeout: cli.case_timeout.unwrap_or(DEFAULT_CASE_TIMEOUT),
+            retries: cli.retries,
+        };
+        match cli.format {
+            ListFormat::Plain => crate::list::plain(suite, &selection, &missing_kernels),
+            ListFormat::Json => crate::list::json(suite, &selection, &missing_kernels, defaults),
+        }
         return Ok(ExitCode::SUCCESS);
     }
     let run_id = run_id();
@@ -193,6 +204,7 @@ fn dispatch_main(cli: &Cli, suite: &Suite) -> Result<ExitCode, String> {
         run_id,
         progress: !cli.no_progress,
         command,
+        missing_kernels,
     };
     let outcome = match dispatch::run(plan, suite) {
         Ok(o) => o,
@@ -233,20 +245,6 @@ fn report_write_failed(e: &dyn Error) -> ExitCode {
         error_chain(e)
     ));
     ExitCode::from(EXIT_REPORT_WRITE)
-}
-
-fn print_list(suite: &Suite, selection: &Selection) {
-    for sc in &selection.classes {
-        let class = &suite.classes[sc.class];
-        for &i in &sc.cases {
-            output::out(format_args!(
-                "{}  ({}, {})",
-                class.case_id(&class.cases[i]),
-                class.runtime,
-                class.kind.name()
-            ));
-        }
-    }
 }
 
 /// The fault plan: `--faults`, else `ONBOARD_SIM_FAULTS`; checked against the card count. A bad

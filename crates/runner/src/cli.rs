@@ -52,6 +52,15 @@ impl From<FlakyArg> for FlakyResult {
     }
 }
 
+/// `--format` (of `--list`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ListFormat {
+    /// One line per case: `Class::case  (runtime, kind)`.
+    Plain,
+    /// One JSON object per line per case (JSON Lines), for tools.
+    Json,
+}
+
 /// `--suite` (hidden).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum SuiteArg {
@@ -91,9 +100,13 @@ pub struct Cli {
     #[arg(long, value_parser = parse_count)]
     pub device_num: Option<u32>,
 
-    /// Select cases: Class, Class:: or Class::case (repeatable).
+    /// Select cases: Class, Class::, Class::case or tag:NAME (repeatable).
     #[arg(long = "case", value_name = "SELECTOR")]
     pub cases: Vec<Selector>,
+
+    /// Leave out cases: Class, Class::, Class::case or tag:NAME (repeatable).
+    #[arg(long = "exclude", value_name = "SELECTOR")]
+    pub exclude: Vec<Selector>,
 
     /// Only classes of this runtime.
     #[arg(long)]
@@ -135,6 +148,10 @@ pub struct Cli {
     /// List the selected cases and exit.
     #[arg(long)]
     pub list: bool,
+
+    /// The format of --list: plain (one line per case) or json (one JSON object per line).
+    #[arg(long, value_enum, default_value = "plain", requires = "list")]
+    pub format: ListFormat,
 
     /// Run as a lane (started by the dispatcher).
     #[arg(long, hide = true, requires = "device")]
@@ -356,6 +373,23 @@ mod tests {
         assert_eq!(cli.retries, 2);
         assert_eq!(cli.flaky_result, FlakyArg::Pass);
         assert!(cli.cases.is_empty() && !cli.lane && !cli.list && !cli.test_hooks);
+        assert!(cli.exclude.is_empty());
+        assert_eq!(cli.format, ListFormat::Plain);
+        let Parsed::Run(cli) = p(&[
+            "--arch",
+            "a5",
+            "--exclude",
+            "tag:sdma",
+            "--exclude",
+            "A",
+            "--list",
+            "--format",
+            "json",
+        ]) else {
+            panic!()
+        };
+        assert_eq!(cli.exclude, ["tag:sdma".parse().unwrap(), "A".parse().unwrap()]);
+        assert_eq!(cli.format, ListFormat::Json);
     }
 
     #[test]
@@ -382,6 +416,11 @@ mod tests {
             (vec!["--arch", "a5", "--case-timeout", "0.0001"], "1 ms"),
             (vec!["--arch", "a5", "--init-timeout", "0"], "1 ms"),
             (vec!["--arch", "a5", "--init-timeout", "inf"], "inf"),
+            (vec!["--arch", "a5", "--case", "tag:a b"], "tag:a b"),
+            (vec!["--arch", "a5", "--exclude", "tag:"], "tag:"),
+            (vec!["--arch", "a5", "--exclude", "A::b::c"], "A::b::c"),
+            (vec!["--arch", "a5", "--list", "--format", "xml"], "xml"),
+            (vec!["--arch", "a5", "--format", "json"], "--list"),
         ] {
             let m = usage(&args);
             assert!(!m.contains('\n'), "{m}");

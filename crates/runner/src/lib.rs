@@ -3,12 +3,14 @@
 //!
 //! Data flows one way: case -> dispatcher -> lane -> chip worker -> device runner -> driver, and
 //! events flow back up. Where each step of the containment chain lives:
-//! - [`case`]: the API a suite declares its classes and cases with; [`suite`]: the built-in suite;
-//!   [`bench_suite`]: the benchmark's trivial cases.
+//! - [`case`]: the API a suite declares its classes and cases with (the same for the built-in
+//!   suite and a suite in its own crate; [`prelude`] brings it in with one `use`); [`suite`]: the
+//!   built-in suite; [`bench_suite`]: the benchmark's trivial cases.
 //! - [`select`]: which cases a run holds (`--case`, `--runtime`, `--partition`, arch filter) and
 //!   the hand-out order.
-//! - [`worker`]: `ChipWorker`; [`pool`]: at most one per card; [`exec`]: one attempt and its
-//!   classification.
+//! - [`worker`]: `ChipWorker`; [`pool`]: at most one per card; [`exec`]: one attempt (the case
+//!   context, the only door to the device from a body) and its classification; [`kernels`]: the
+//!   run's kernel registry and the cases without a kernel binary for the platform.
 //! - [`lane`]: the per-card worker process. Step 3 (pool heal) and step 4 (rebuild-then-escalate)
 //!   are decided by `lane::heal` (`after_case`, `after_close`, `after_init_failure`) and
 //!   `lane::escalate` (`sink_records`), applied by the lane's session; [`sink`]: the poison sink;
@@ -19,6 +21,7 @@
 //!   the event loop (`on_exit`, `on_lane`, `lanes`); step 8 is [`report::verdict`] and
 //!   `RunReport::exit_code`; [`report`]: what a run leaves behind.
 //! - [`cli`], [`app`], [`platform`]: the suite binary's surface and the driver chosen at run time;
+//!   [`list`]: `--list`, plain or JSON Lines;
 //!   [`output`]: its own lines, safe on a closed pipe.
 //!   [`clock`]: the one monotonic clock of a run's events.
 //!
@@ -33,10 +36,13 @@ pub mod cli;
 pub mod clock;
 pub mod dispatch;
 pub mod exec;
+pub mod kernels;
 pub mod lane;
+pub mod list;
 pub mod output;
 pub mod platform;
 pub mod pool;
+pub mod prelude;
 pub mod protocol;
 pub mod report;
 pub mod select;

@@ -16,7 +16,7 @@ use std::ffi::OsString;
 use std::sync::Arc;
 
 use platform_common::driver::DriverInfo;
-use platform_common::kernel::{KernelBlob, KernelError};
+use platform_common::kernel::{BinaryKind, KernelBlob, KernelError};
 use platform_common::lease::LeaseConfig;
 use platform_common::runner_base::ArchEntry;
 use platform_common::timeouts::{TimeoutError, Timeouts};
@@ -81,6 +81,9 @@ pub struct PlatformInfo {
     pub leases: LeaseConfig,
     /// The device runners' timeouts.
     pub timeouts: Timeouts,
+    /// What kind of kernel binary its driver runs (host blobs on sim; device binaries on real
+    /// cards, with host blobs standing in behind `libsim_acl.so`).
+    pub kernels: BinaryKind,
     /// The simulator's settings (sim only).
     #[cfg(feature = "sim")]
     pub sim: Option<platform_common::sim::SimConfig>,
@@ -143,6 +146,7 @@ cfg_if::cfg_if! {
                 cards: cfg.cards,
                 leases: cfg.lease_config(),
                 timeouts: cfg.timeouts,
+                kernels: BinaryKind::HostBlob,
                 sim: Some(cfg),
             })
         }
@@ -256,6 +260,9 @@ cfg_if::cfg_if! {
                 cards,
                 leases: LeaseConfig::real_default(),
                 timeouts: Timeouts::from_env(TimeoutProfile::Real)?,
+                kernels: BinaryKind::DeviceBinary {
+                    host_fallback: driver.has_sim_extensions(),
+                },
                 #[cfg(feature = "sim")]
                 sim: None,
             })

@@ -95,8 +95,8 @@ mod tests {
     use platform_common::{Arch, FailureClass};
 
     use super::*;
-    use crate::case::{Body, CaseSpec};
-    use crate::exec::{self, CaseRun};
+    use crate::case::CaseSpec;
+    use crate::exec::{self, CaseInput, CaseRun};
     use crate::lane::heal::{self, PoolStep};
     use crate::report::model::AttemptOutcome;
 
@@ -131,11 +131,19 @@ mod tests {
         lease: &DeviceLease,
     ) -> CaseRun {
         pool.worker(env, rt, lease).unwrap();
-        let Body::Compute { generator, tolerance } = &case.body else {
-            panic!("VectorAdd cases compute");
-        };
         let worker = pool.current_mut().unwrap();
-        exec::run_compute(worker, env, case, generator, *tolerance)
+        let input = CaseInput {
+            id: "VectorAdd::case",
+            class: "VectorAdd",
+            case,
+            host_fixture: None,
+            device_setup: None,
+        };
+        exec::execute(worker, env, &input).raw
+    }
+
+    fn unusable(pool: &mut Pool) -> bool {
+        pool.current_mut().is_some_and(|w| w.is_unusable())
     }
 
     /// The lane retires the pooled worker exactly when a run says so: a golden mismatch (class
@@ -151,7 +159,7 @@ mod tests {
         assert_eq!(mismatch.outcome, AttemptOutcome::Failed);
         assert_eq!(mismatch.error.as_ref().unwrap().class, FailureClass::Result);
         assert_eq!(
-            heal::after_case(mismatch.error.as_ref()),
+            heal::after_case(mismatch.error.as_ref(), unusable(&mut pool)),
             PoolStep::Keep,
             "a golden mismatch never retires the worker"
         );
@@ -161,7 +169,7 @@ mod tests {
         assert_eq!(device.outcome, AttemptOutcome::Failed);
         assert_eq!(device.error.as_ref().unwrap().class, FailureClass::DeviceRuntime);
         assert_eq!(
-            heal::after_case(device.error.as_ref()),
+            heal::after_case(device.error.as_ref(), unusable(&mut pool)),
             PoolStep::Retire,
             "a device-runtime error retires the worker"
         );

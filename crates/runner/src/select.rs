@@ -1,6 +1,7 @@
 //! Which cases a run holds, and in what order classes are handed out.
 //!
-//! This module owns case selection (`--case`, `--runtime`, `--partition`, the arch filter) and the
+//! This module owns case selection (`--case`, `--exclude`, `--runtime`, `--partition`, the arch
+//! filter) and the
 //! run order: pooled classes before standalone ones, classes of one runtime together (runtimes in
 //! the order the suite first declares them). Cases excluded here are not part of the run and never
 //! appear in a report. It never runs a case and never decides a verdict.
@@ -10,9 +11,10 @@ use std::str::FromStr;
 
 use platform_common::Arch;
 
-use crate::case::{stable_hash, ClassSpec, Kind, Suite};
+use crate::case::{stable_hash, valid_tag, CaseSpec, ClassSpec, Kind, Suite};
 
-/// A `--case` selector: `Class`, `Class::` (every case of the class) or `Class::case`.
+/// A `--case` or `--exclude` selector: `Class`, `Class::` (every case of the class),
+/// `Class::case`, or `tag:NAME` (every case with that tag, its own or its class's).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Selector {
     /// Every case of a class.
@@ -24,11 +26,13 @@ pub enum Selector {
         /// The case's name.
         case: String,
     },
+    /// Every case with this tag.
+    Tag(String),
 }
 
 /// A selector that cannot be parsed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("bad selector {0:?}: expected Class, Class:: or Class::case")]
+#[error("bad selector {0:?}: expected Class, Class::, Class::case or tag:NAME")]
 pub struct BadSelector(pub String);
 
 impl FromStr for Selector {
@@ -36,7 +40,14 @@ impl FromStr for Selector {
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let bad = || BadSelector(s.to_owned());
-        let ok_name = |n: &str| !n.is_empty() && !n.contains("::") && !n.chars().any(char::is_whitespace);
+        if let Some(tag) = s.strip_prefix("tag:") {
+            return if valid_tag(tag) {
+                Ok(Selector::Tag(tag.to_owned()))
+            } else {
+                Err(bad())
+            };
+        }
+        let ok_name = |n: &str| crate::case::valid_name(n);
         match s.split_once("::") {
             None if ok_name(s) => Ok(Selector::Class(s.to_owned())),
             Some((class, "")) if ok_name(class) => Ok(Selector::Class(class.to_owned())),
@@ -54,16 +65,28 @@ impl fmt::Display for Selector {
         match self {
             Selector::Class(c) => write!(f, "{c}::"),
             Selector::Case { class, case } => write!(f, "{class}::{case}"),
+            Selector::Tag(t) => write!(f, "tag:{t}"),
         }
     }
 }
 
 impl Selector {
-    /// Whether the selector takes case `case` of class `class`.
+    /// Whether the selector takes case `case` of class `class` by their names (a tag selector
+    /// needs the case itself: [`Selector::matches_case`]; poison-sink selectors are never tags).
     pub fn matches(&self, class: &str, case: &str) -> bool {
         match self {
             Selector::Class(c) => c == class,
             Selector::Case { class: c, case: k } => c == class && k == case,
+            Selector::Tag(_) => false,
+        }
+    }
+
+    /// Whether the selector takes `case` of `class`: by names, or by a tag of the case or of its
+    /// class.
+    pub fn matches_case(&self, class: &ClassSpec, case: &CaseSpec) -> bool {
+        match self {
+            Selector::Tag(t) => class.settings.tags.contains(t) || case.settings.tags.contains(t),
+            other => other.matches(&class.name, &case.name),
         }
     }
 }
@@ -111,6 +134,8 @@ impl Partition {
 pub struct Filter {
     /// `--case` selectors (none: every case).
     pub selectors: Vec<Selector>,
+    /// `--exclude` selectors: a case any of them takes is not part of the run.
+    pub exclude: Vec<Selector>,
     /// `--runtime`.
     pub runtime: Option<String>,
     /// `--partition`.
@@ -123,6 +148,12 @@ pub enum SelectError {
     /// A `--case` selector that matches no case of the suite.
     #[error("--case {selector} matches no case of the suite (--list shows them)")]
     NoMatch {
+        /// The selector as written back.
+        selector: String,
+    },
+    /// An `--exclude` selector that matches no case of the suite.
+    #[error("--exclude {selector} matches no case of the suite (--list shows them)")]
+    ExcludeMatchesNothing {
         /// The selector as written back.
         selector: String,
     },
@@ -184,13 +215,22 @@ impl Selection {
 /// so are filters that together select no case at all (an empty share of `--partition` is no
 /// error: another share has the cases).
 pub fn select(suite: &Suite, arch: Arch, filter: &Filter) -> Result<Selection, SelectError> {
-    for sel in &filter.selectors {
-        let hit = suite
+    let hits = |sel: &Selector| {
+        suite
             .classes
             .iter()
-            .any(|c| c.cases.iter().any(|k| sel.matches(&c.name, &k.name)));
-        if !hit {
+            .any(|c| c.cases.iter().any(|k| sel.matches_case(c, k)))
+    };
+    for sel in &filter.selectors {
+        if !hits(sel) {
             return Err(SelectError::NoMatch {
+                selector: sel.to_string(),
+            });
+        }
+    }
+    for sel in &filter.exclude {
+        if !hits(sel) {
+            return Err(SelectError::ExcludeMatchesNothing {
                 selector: sel.to_string(),
             });
         }
@@ -221,9 +261,9 @@ pub fn select(suite: &Suite, arch: Arch, filter: &Filter) -> Result<Selection, S
             .enumerate()
             .filter(|(_, k)| k.arch.admits(arch))
             .filter(|(_, k)| {
-                filter.selectors.is_empty()
-                    || filter.selectors.iter().any(|s| s.matches(&class.name, &k.name))
+                filter.selectors.is_empty() || filter.selectors.iter().any(|s| s.matches_case(class, k))
             })
+            .filter(|(_, k)| !filter.exclude.iter().any(|s| s.matches_case(class, k)))
             .map(|(i, _)| i)
             .collect();
         if !cases.is_empty() {
@@ -244,6 +284,7 @@ pub fn select(suite: &Suite, arch: Arch, filter: &Filter) -> Result<Selection, S
 /// The filters as the command line wrote them (`--case A --runtime r`; "the suite" for none).
 fn describe(filter: &Filter) -> String {
     let mut parts: Vec<String> = filter.selectors.iter().map(|s| format!("--case {s}")).collect();
+    parts.extend(filter.exclude.iter().map(|s| format!("--exclude {s}")));
     if let Some(rt) = &filter.runtime {
         parts.push(format!("--runtime {rt}"));
     }
@@ -318,7 +359,17 @@ mod tests {
             "A::x",
             "a case selector prints as written"
         );
-        for bad in ["", "::x", "A::x::y", "A B", "::"] {
+        assert_eq!(
+            "tag:sdma".parse::<Selector>().unwrap(),
+            Selector::Tag("sdma".into())
+        );
+        assert_eq!(
+            "tag:slow-2".parse::<Selector>().unwrap().to_string(),
+            "tag:slow-2"
+        );
+        for bad in [
+            "", "::x", "A::x::y", "A B", "::", "tag:", "tag:a b", "tag:a:b", "A:B",
+        ] {
             let e = bad.parse::<Selector>().unwrap_err();
             assert!(e.to_string().contains(&format!("{bad:?}")), "{e}");
         }
@@ -412,6 +463,85 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("\"zz\""));
+    }
+
+    fn tagged() -> Suite {
+        let rt = Runtime::new("a");
+        Suite::new()
+            .class(
+                ClassSpec::pooled("Dma", rt.clone())
+                    .tags(["sdma"])
+                    .cases([CaseSpec::trivial("copy"), CaseSpec::trivial("big").tags(["slow"])]),
+            )
+            .class(
+                ClassSpec::pooled("Math", rt)
+                    .case(CaseSpec::trivial("add"))
+                    .case(CaseSpec::trivial("huge").tags(["slow"])),
+            )
+    }
+
+    #[test]
+    fn tag_selectors_take_case_and_class_tags() {
+        let s = tagged();
+        let sel = |case: &[&str], exclude: &[&str]| {
+            let f = Filter {
+                selectors: case.iter().map(|c| c.parse().unwrap()).collect(),
+                exclude: exclude.iter().map(|c| c.parse().unwrap()).collect(),
+                ..Filter::default()
+            };
+            select(&s, Arch::A5, &f).map(|x| x.ids(&s))
+        };
+        assert_eq!(
+            sel(&["tag:sdma"], &[]).unwrap(),
+            ["Dma::copy", "Dma::big"],
+            "the class's tag"
+        );
+        assert_eq!(
+            sel(&["tag:slow"], &[]).unwrap(),
+            ["Dma::big", "Math::huge"],
+            "the cases' own tag"
+        );
+        assert_eq!(
+            sel(&["tag:slow", "Math::add"], &[]).unwrap(),
+            ["Dma::big", "Math::add", "Math::huge"]
+        );
+        // upstream's `-m "not sdma"`
+        assert_eq!(sel(&[], &["tag:sdma"]).unwrap(), ["Math::add", "Math::huge"]);
+        assert_eq!(sel(&[], &["tag:slow", "Dma::copy"]).unwrap(), ["Math::add"]);
+        assert_eq!(sel(&["Dma"], &["Dma::big"]).unwrap(), ["Dma::copy"]);
+        assert_eq!(sel(&[], &["Math"]).unwrap(), ["Dma::copy", "Dma::big"]);
+    }
+
+    #[test]
+    fn tag_and_exclude_errors_are_one_line_naming_the_selector() {
+        let s = tagged();
+        let f = |case: &[&str], exclude: &[&str]| Filter {
+            selectors: case.iter().map(|c| c.parse().unwrap()).collect(),
+            exclude: exclude.iter().map(|c| c.parse().unwrap()).collect(),
+            ..Filter::default()
+        };
+        let e = select(&s, Arch::A5, &f(&["tag:gpu"], &[])).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--case tag:gpu matches no case of the suite (--list shows them)"
+        );
+        let e = select(&s, Arch::A5, &f(&[], &["tag:gpu"])).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--exclude tag:gpu matches no case of the suite (--list shows them)"
+        );
+        let e = select(&s, Arch::A5, &f(&[], &["Nope::x"])).unwrap_err();
+        assert!(
+            e.to_string().starts_with("--exclude Nope::x matches no case"),
+            "{e}"
+        );
+        // Each matches, together nothing is left.
+        let e = select(&s, Arch::A5, &f(&["tag:sdma"], &["Dma"])).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--case tag:sdma --exclude Dma:: select no case on a5 (--list shows what a filter selects)"
+        );
+        assert!(!e.to_string().contains('\n'));
     }
 
     #[test]

@@ -4,24 +4,26 @@
 //! [`crate::platform::arch_entry`]), registers the
 //! kernels a case needs on first use, runs requests, and ends with [`ChipWorker::close`] (=
 //! `finalize`, which force-resets a card whose runner is marked unusable). This module owns that
-//! lifecycle and the kernel blob cache of a process. It never decides when a worker is retired
-//! (the pool and the lane do) and never compares results (the case executor does).
+//! lifecycle, the device buffers and device fixtures that belong to a worker (they die with it: a
+//! rebuilt worker has none, and its runner refuses an old buffer handle), and the kernel blob cache
+//! of a process (blobs found by the run's [`KernelRegistry`]). It never decides when a worker is
+//! retired (the pool and the lane do) and never compares results (the case executor does).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use platform_common::health::HealthSubscriber;
-use platform_common::kernel::{KernelBlob, KernelError};
+use platform_common::kernel::{KernelBlob, KernelError, KernelRegistry};
 use platform_common::runner_base::{
-    self, FinalizeError, FinalizeReport, InitError, RunError, RunOutput, RunRequest, RunnerConfig,
+    self, BufferId, FinalizeError, FinalizeReport, InitError, RunError, RunOutput, RunRequest, RunnerConfig,
 };
 use platform_common::timeouts::Timeouts;
-use platform_common::{Arch, DeviceId, DeviceLease, Driver};
+use platform_common::{Arch, DeviceId, DeviceLease, Driver, DriverError};
 
-use crate::case::Runtime;
+use crate::case::{FixtureData, Runtime};
 
 /// Where a process's workers come from: the arch, the driver, the card, the timeouts, the probe
-/// kernel, where health events go, and the kernel blobs already loaded.
+/// kernel, where health events go, where kernels are found, and the kernel blobs already loaded.
 #[derive(Debug)]
 pub struct WorkerEnv {
     /// The arch of the runners.
@@ -36,11 +38,14 @@ pub struct WorkerEnv {
     pub probe_kernel: Option<KernelBlob>,
     /// Where the runners' health events go.
     pub events: Option<HealthSubscriber>,
+    /// Where the kernels are, for this platform and arch (default: the built-in host blobs).
+    pub kernels: KernelRegistry,
     blobs: BlobCache,
 }
 
 impl WorkerEnv {
-    /// An environment for workers of `arch` on `device`.
+    /// An environment for workers of `arch` on `device`, finding kernels with
+    /// [`KernelRegistry::builtin`] (set [`WorkerEnv::kernels`] for a run's own).
     pub fn new(arch: Arch, driver: Arc<dyn Driver>, device: DeviceId, timeouts: Timeouts) -> Self {
         Self {
             arch,
@@ -49,6 +54,7 @@ impl WorkerEnv {
             timeouts,
             probe_kernel: None,
             events: None,
+            kernels: KernelRegistry::builtin(arch),
             blobs: BlobCache::default(),
         }
     }
@@ -64,30 +70,59 @@ impl WorkerEnv {
             timeouts: self.timeouts,
             probe_kernel: self.probe_kernel.clone(),
             events: self.events.clone(),
+            kernels: self.kernels.clone(),
             blobs: BlobCache::default(),
         }
     }
 
-    /// The blob of kernel `name` for this arch (loaded once per process).
+    /// The blob of kernel `name` for this platform and arch (loaded once per process).
     pub fn blob(&mut self, name: &str) -> Result<KernelBlob, KernelError> {
-        self.blobs.get(self.arch, name)
+        self.blobs.get(&self.kernels, name)
     }
 }
 
-/// Kernel blobs of one arch, loaded on first use.
+/// Kernel blobs of one registry, loaded on first use.
 #[derive(Debug, Default)]
 struct BlobCache {
     loaded: HashMap<String, KernelBlob>,
 }
 
 impl BlobCache {
-    fn get(&mut self, arch: Arch, name: &str) -> Result<KernelBlob, KernelError> {
+    fn get(&mut self, registry: &KernelRegistry, name: &str) -> Result<KernelBlob, KernelError> {
         if let Some(b) = self.loaded.get(name) {
             return Ok(b.clone());
         }
-        let blob = platform_common::kernel::load_builtin(arch, name)?;
+        let blob = registry.load(name)?;
         self.loaded.insert(name.to_owned(), blob.clone());
         Ok(blob)
+    }
+}
+
+/// A class's device fixture on one worker: built (its resources belong to the worker), or
+/// failed without a device error (reported once, naming the case that saw it).
+#[derive(Clone)]
+pub enum DeviceFixture {
+    /// Built.
+    Ready(FixtureData),
+    /// Failed: why, and the case whose attempt reported it.
+    Failed {
+        /// Why.
+        reason: String,
+        /// The case that reported it.
+        first_case: String,
+    },
+}
+
+impl std::fmt::Debug for DeviceFixture {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DeviceFixture::Ready(_) => f.write_str("Ready"),
+            DeviceFixture::Failed { reason, first_case } => f
+                .debug_struct("Failed")
+                .field("reason", reason)
+                .field("first_case", first_case)
+                .finish(),
+        }
     }
 }
 
@@ -120,6 +155,7 @@ pub struct ChipWorker {
     runtime: Runtime,
     runner: Box<dyn runner_base::DeviceRunner>,
     registered: HashSet<String>,
+    fixtures: HashMap<String, DeviceFixture>,
 }
 
 impl ChipWorker {
@@ -139,6 +175,7 @@ impl ChipWorker {
             runtime: runtime.clone(),
             runner,
             registered: HashSet::new(),
+            fixtures: HashMap::new(),
         })
     }
 
@@ -155,6 +192,51 @@ impl ChipWorker {
     /// Whether the runner refuses runs (marked unusable).
     pub fn is_unusable(&self) -> bool {
         self.runner.is_unusable()
+    }
+
+    /// The driver error that first marked the runner unusable.
+    pub fn first_cause(&self) -> Option<DriverError> {
+        self.runner.first_cause()
+    }
+
+    /// How many device buffers of this worker are live.
+    pub fn live_buffers(&self) -> usize {
+        self.runner.base().live_buffers()
+    }
+
+    /// Allocates a device buffer that belongs to this worker.
+    pub fn alloc_buffer(&mut self, bytes: usize) -> Result<BufferId, RunError> {
+        self.runner.alloc_buffer(bytes)
+    }
+
+    /// Frees a buffer of this worker.
+    pub fn free_buffer(&mut self, id: BufferId) -> Result<(), RunError> {
+        self.runner.free_buffer(id)
+    }
+
+    /// Copies `bytes` into a buffer of this worker at `offset`.
+    pub fn write_buffer(&mut self, id: BufferId, offset: usize, bytes: &[u8]) -> Result<(), RunError> {
+        self.runner.write_buffer(id, offset, bytes)
+    }
+
+    /// Copies `len` bytes of a buffer of this worker from `offset`.
+    pub fn read_buffer(&mut self, id: BufferId, offset: usize, len: usize) -> Result<Vec<u8>, RunError> {
+        self.runner.read_buffer(id, offset, len)
+    }
+
+    /// The size of a live buffer of this worker.
+    pub fn buffer_size(&self, id: BufferId) -> Option<usize> {
+        self.runner.base().buffer_size(id).ok()
+    }
+
+    /// The device fixture of class `class` on this worker, if one was built or failed.
+    pub fn device_fixture(&self, class: &str) -> Option<&DeviceFixture> {
+        self.fixtures.get(class)
+    }
+
+    /// Records class `class`'s device fixture on this worker (it dies with the worker).
+    pub fn set_device_fixture(&mut self, class: &str, fixture: DeviceFixture) {
+        self.fixtures.insert(class.to_owned(), fixture);
     }
 
     /// Registers every kernel of `names` not yet registered with this worker.

@@ -1,6 +1,7 @@
 //! This crate's helper binaries, built on first use and found by path: `sim-helper` (the "other
-//! process" of the arch crates' cross-process rows, [`crate::helper`]) and `sim-agent` (a process
-//! on the simulated cards for `platform-common`'s cross-process sim tests).
+//! process" of the arch crates' cross-process rows, [`crate::helper`]), `sim-agent` (a process
+//! on the simulated cards for `platform-common`'s cross-process sim tests) and `probe-suite` (a
+//! suite binary of [`crate::probe_suite`], for the runner's authoring tests).
 //!
 //! A test of another crate cannot name a dependency's binary (`CARGO_BIN_EXE_*` is only set for
 //! the package's own), so each is built once per test process with [`crate::cargo_build`]. This
@@ -33,4 +34,10 @@ pub fn sim_helper() -> Result<PathBuf, LocateError> {
 pub fn sim_agent() -> Result<PathBuf, LocateError> {
     static BUILT: OnceLock<Result<PathBuf, LocateError>> = OnceLock::new();
     built("sim-agent", &BUILT)
+}
+
+/// The `probe-suite` binary: a suite binary (dispatcher and lane) of [`crate::probe_suite`].
+pub fn probe_suite() -> Result<PathBuf, LocateError> {
+    static BUILT: OnceLock<Result<PathBuf, LocateError>> = OnceLock::new();
+    built("probe-suite", &BUILT)
 }

@@ -11,8 +11,11 @@
 //!   and panic. [`arch_runner_tests!`] writes their `#[test]` functions in an arch crate.
 //! - [`containment`]: the measurements through `libsim_acl.so`, as views without timings.
 //! - [`locate`]: building, finding and copying `libsim_acl.so` for tests; [`bins`]: this crate's
-//!   helper binaries (`sim-helper`, `sim-agent`), built on first use; [`cargo_build`]: how.
+//!   helper binaries (`sim-helper`, `sim-agent`, `probe-suite`), built on first use;
+//!   [`cargo_build`]: how.
 //! - [`acl_fixtures`]: shared objects that are not CANN, for the `acl` driver's load tests.
+//! - [`probe_suite`]: cases that exercise the runner's public authoring API from outside it, run
+//!   by the `probe-suite` binary ([`bins::probe_suite`]) in the runner's process tests.
 //! - [`entry`]: the arch crate's `ENTRY` of an `Arch` (the one place this crate names the arch
 //!   crates).
 //!
@@ -30,6 +33,7 @@ pub mod containment;
 pub mod helper;
 pub mod locate;
 pub mod measure;
+pub mod probe_suite;
 pub mod suites;
 
 pub use arches::entry;

@@ -15,9 +15,15 @@ use super::loader::{KernelBlob, KernelError};
 /// The environment variable whose value replaces the built blob root (blobs in `<it>/<arch>/`).
 pub const KERNEL_DIR_ENV: &str = "ONBOARD_KERNEL_DIR";
 
+/// The root of the blobs this crate's `build.rs` built (`<root>/<arch>/<name>.so`; ignores the
+/// environment).
+pub fn built_blob_root() -> PathBuf {
+    PathBuf::from(env!("CARDGUARD_BUILT_KERNEL_DIR"))
+}
+
 /// The blobs this crate's `build.rs` built for `arch` (ignores the environment).
 pub fn built_blob_dir(arch: Arch) -> PathBuf {
-    Path::new(env!("CARDGUARD_BUILT_KERNEL_DIR")).join(arch.name())
+    built_blob_root().join(arch.name())
 }
 
 /// Where `arch`'s blobs are: `$ONBOARD_KERNEL_DIR/<arch>` when that is set and not empty, else

@@ -119,6 +119,22 @@ pub enum KernelError {
         /// The arch in the blob's metadata.
         found: Arch,
     },
+    /// The kernel registry has no binary of that kernel for the platform.
+    #[error("kernel {name:?}: {reason}")]
+    Missing {
+        /// Kernel name.
+        name: String,
+        /// What was looked for, where.
+        reason: String,
+    },
+    /// A device-binary manifest that cannot be read, parsed, or names a file that is not there.
+    #[error("kernel manifest {}: {reason}", path.display())]
+    Manifest {
+        /// The manifest.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
     /// No blob of that name for that arch.
     #[error("no kernel blob {name:?} for {arch} in {}", dir.display())]
     NotFound {
@@ -131,13 +147,27 @@ pub enum KernelError {
     },
 }
 
-/// A loaded kernel blob. Cheap to clone; the library stays loaded while any clone lives.
+/// A kernel blob: a host blob loaded from its shared object (runnable on the simulated AICore),
+/// or a device binary for real AICore (its bytes are registered with the driver, never run on
+/// the host; its metadata comes from a manifest or the host blob of the same source). Cheap to
+/// clone; a host blob's library stays loaded while any clone lives.
 #[derive(Clone)]
 pub struct KernelBlob {
     path: PathBuf,
     meta: KernelMeta,
-    main: MainFn,
-    _lib: Arc<libloading::Library>,
+    image: Image,
+}
+
+/// What a blob's bytes are.
+#[derive(Clone)]
+enum Image {
+    /// A shared object of this ABI, loaded: its entry point.
+    Host {
+        main: MainFn,
+        _lib: Arc<libloading::Library>,
+    },
+    /// A device binary: only its file (the driver reads its bytes at registration).
+    Device,
 }
 
 impl fmt::Debug for KernelBlob {
@@ -145,6 +175,7 @@ impl fmt::Debug for KernelBlob {
         f.debug_struct("KernelBlob")
             .field("path", &self.path)
             .field("meta", &self.meta)
+            .field("host", &self.is_host())
             .finish()
     }
 }
@@ -210,9 +241,26 @@ impl KernelBlob {
         Ok(Self {
             path: path.to_owned(),
             meta,
-            main,
-            _lib: Arc::new(lib),
+            image: Image::Host {
+                main,
+                _lib: Arc::new(lib),
+            },
         })
+    }
+
+    /// A device binary at `path` described by `meta` (from a manifest, or from the host blob
+    /// of the same source). Nothing is opened: the driver reads the file when it registers it.
+    pub fn device_binary(path: &Path, meta: KernelMeta) -> Self {
+        Self {
+            path: path.to_owned(),
+            meta,
+            image: Image::Device,
+        }
+    }
+
+    /// Whether this is a host blob (runnable on the simulated AICore), not a device binary.
+    pub fn is_host(&self) -> bool {
+        matches!(self.image, Image::Host { .. })
     }
 
     /// Where the blob was loaded from.
@@ -228,7 +276,8 @@ impl KernelBlob {
     /// Runs block `block_idx` of `block_dim` with `args` (buffers as host addresses, scalars by
     /// value) and `arg_bytes` (for each argument, the bytes valid from its address on; 0 for a
     /// scalar). Returns the kernel's status (0 = ok; [`KERNEL_BAD_ARGS`] when the kernel refuses
-    /// its arguments, or at once when `args` and `arg_bytes` differ in length).
+    /// its arguments, or at once when `args` and `arg_bytes` differ in length or the blob is a
+    /// device binary, which has no host entry point).
     ///
     /// # Safety
     ///
@@ -248,6 +297,9 @@ impl KernelBlob {
         arg_bytes: &[u64],
         waiter: &dyn Waiter,
     ) -> i32 {
+        let Image::Host { main, .. } = &self.image else {
+            return KERNEL_BAD_ARGS;
+        };
         if args.len() != arg_bytes.len() {
             return KERNEL_BAD_ARGS;
         }
@@ -276,6 +328,6 @@ impl KernelBlob {
         // `num_args` entries; each buffer address is valid for its length per this method's
         // contract, and the kernel checks its sizes against those lengths; it returns only
         // through its status.
-        unsafe { (self.main)(&ctx) }
+        unsafe { main(&ctx) }
     }
 }

@@ -22,6 +22,7 @@ use crate::kernel::KernelBlob;
 use crate::lease::DeviceLease;
 
 use super::base::DeviceRunnerBase;
+use super::buffers::BufferId;
 use super::config::RunnerConfig;
 use super::errors::{FinalizeError, InitError, RunError, UsageError};
 use super::finalize::FinalizeReport;
@@ -153,6 +154,22 @@ impl<R: ArchRegisters> DeviceRunner for ArchRunner<R> {
 
     fn run(&mut self, req: &RunRequest) -> Result<RunOutput, RunError> {
         ArchRunner::run(self, req)
+    }
+
+    fn alloc_buffer(&mut self, bytes: usize) -> Result<BufferId, RunError> {
+        self.base.alloc_buffer(bytes)
+    }
+
+    fn free_buffer(&mut self, id: BufferId) -> Result<(), RunError> {
+        self.base.free_buffer(id)
+    }
+
+    fn write_buffer(&mut self, id: BufferId, offset: usize, bytes: &[u8]) -> Result<(), RunError> {
+        self.base.write_buffer(id, offset, bytes)
+    }
+
+    fn read_buffer(&mut self, id: BufferId, offset: usize, len: usize) -> Result<Vec<u8>, RunError> {
+        self.base.read_buffer(id, offset, len)
     }
 
     fn is_unusable(&self) -> bool {

@@ -16,6 +16,7 @@ use crate::health::{Health, HealthState};
 use crate::kernel::{KernelBlob, KernelMeta};
 use crate::timeouts::TimeoutProfile;
 
+use super::buffers::Buffers;
 use super::config::RunnerConfig;
 use super::errors::{InitError, RunError, UsageError};
 
@@ -52,6 +53,9 @@ pub struct DeviceRunnerBase {
     /// Device memory currently allocated by this runner (freed at the end of each healthy run;
     /// abandoned on a faulted card).
     pub(super) allocations: Vec<DevicePtr>,
+    /// Buffers a caller keeps across runs ([`super::BufferId`]); freed at a healthy finalize,
+    /// abandoned on a faulted card.
+    pub(super) buffers: Buffers,
     pub(super) kernels: HashMap<String, RegisteredKernel>,
     pub(super) health: Health,
     /// Set once finalize (or drop) has torn the runner down.
@@ -122,6 +126,7 @@ impl DeviceRunnerBase {
             cfg,
             streams: StreamPair { aicpu, aicore },
             allocations: Vec::new(),
+            buffers: Buffers::new(),
             kernels: HashMap::new(),
             health,
             finished: false,

@@ -12,6 +12,7 @@ use crate::driver::DeviceId;
 use crate::error::{DriverError, FailureClass};
 use crate::timeouts::{TimeoutError, TimeoutProfile};
 
+use super::buffers::BufferId;
 use super::reset::ResetFailed;
 
 /// A runner could not be initialised on its card.
@@ -162,6 +163,36 @@ pub enum UsageError {
         kernel: String,
         /// The argument's index.
         index: usize,
+    },
+    /// An allocation of zero bytes.
+    #[error("a device buffer needs at least 1 byte")]
+    EmptyAllocation,
+    /// A buffer handle of another runner: one that was closed (or rebuilt after a fault), or
+    /// another card's. Nothing was sent to the device.
+    #[error(
+        "{buffer} does not belong to this runner (runner {runner}): buffers belong to the worker that \
+         allocated them, and a closed or rebuilt worker's buffers are gone"
+    )]
+    ForeignBuffer {
+        /// The handle.
+        buffer: BufferId,
+        /// This runner's tag.
+        runner: u64,
+    },
+    /// A buffer handle that was freed.
+    #[error("{0} was freed")]
+    FreedBuffer(BufferId),
+    /// A copy outside a buffer.
+    #[error("{len} bytes at offset {offset} do not fit in {buffer} of {size} bytes")]
+    BufferRange {
+        /// The handle.
+        buffer: BufferId,
+        /// Where the copy starts.
+        offset: usize,
+        /// Bytes copied.
+        len: usize,
+        /// The buffer's size.
+        size: usize,
     },
     /// A blob built for another arch.
     #[error("kernel blob {kernel:?} is built for {blob_arch}, this runner is {runner_arch}")]

@@ -1,5 +1,7 @@
 //! The shared run pipeline: request checks, then allocate, copy in, launch AICore before AICPU,
 //! bounded stream syncs (AICPU first: it reports the AICore work's failure), copy out, free.
+//! Buffers the caller keeps ([`RunArg::BufferIn`], [`RunArg::BufferOut`]) are passed by address
+//! and neither allocated nor freed here.
 //!
 //! Request checks happen before any driver call and fail as usage errors. The first driver call
 //! of a run makes the card current on the calling thread ([`DeviceRunnerBase::make_current`]:
@@ -55,6 +57,10 @@ impl DeviceRunnerBase {
                 RunArg::Input(bytes) => bytes.is_empty(),
                 RunArg::Output(n) => *n == 0,
                 RunArg::Scalar(_) => false,
+                RunArg::BufferIn(id) | RunArg::BufferOut(id) => {
+                    self.buffer_ptr(*id)?;
+                    false
+                }
             };
             if empty {
                 return Err(UsageError::EmptyBuffer {
@@ -87,6 +93,18 @@ impl DeviceRunnerBase {
         }
     }
 
+    /// The address of a kept buffer `check_request` admitted (an internal error otherwise, which
+    /// cannot happen: nothing frees a buffer between the check and the pipeline).
+    fn kept_ptr(&self, id: super::buffers::BufferId) -> Result<DevicePtr, DriverError> {
+        self.buffer_ptr(id).map_err(|e| {
+            tracing::error!(error = %e, "a checked buffer argument vanished");
+            DriverError::new(
+                crate::driver::DriverCall::LaunchAicore,
+                crate::error::codes::INVALID_PARAM,
+            )
+        })
+    }
+
     fn execute_inner(&mut self, kernel: KernelHandle, req: &RunRequest) -> Result<RunOutput, DriverError> {
         let driver = self.driver.clone();
         let mut args = Vec::with_capacity(req.args.len());
@@ -107,6 +125,9 @@ impl DeviceRunnerBase {
                     outputs.push((ptr, *len));
                 }
                 RunArg::Scalar(v) => args.push(KernelArg::Scalar(*v)),
+                // Checked by `check_request`; the table cannot change in between.
+                RunArg::BufferIn(id) => args.push(KernelArg::Input(self.kept_ptr(*id)?)),
+                RunArg::BufferOut(id) => args.push(KernelArg::Output(self.kept_ptr(*id)?)),
             }
         }
         let streams = self.streams;

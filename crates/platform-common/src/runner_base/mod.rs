@@ -2,6 +2,8 @@
 //!
 //! What lives where:
 //! - `base`: the stream pair, memory bookkeeping, kernel registry, health, init.
+//! - `buffers`: device buffers a caller keeps across runs ([`BufferId`]: allocate, copy in and
+//!   out, free), each handle checked against its runner.
 //! - `execute`: request checks (usage errors, before any driver call) and the run pipeline
 //!   (crate-private: only `ArchRunner::run` drives it, behind the guard).
 //! - `fail_fast`: step 1 of the chain: the guard and `recover_device_or_mark_unusable`.
@@ -23,6 +25,7 @@
 mod arch_entry;
 mod arch_runner;
 mod base;
+mod buffers;
 mod config;
 mod errors;
 mod execute;
@@ -38,6 +41,7 @@ mod teardown;
 pub use arch_entry::{ArchEntry, RunnerFactory};
 pub use arch_runner::{ArchRegisters, ArchRunner};
 pub use base::{DeviceRunnerBase, StreamPair};
+pub use buffers::BufferId;
 pub use config::{RunnerConfig, MAX_RESET_ATTEMPTS};
 pub use errors::{FinalizeError, InitError, RunError, UnusableError, UsageError, WrongLease};
 pub use finalize::FinalizeReport;

@@ -1,5 +1,7 @@
 //! What a caller asks a device runner to run, and what it gets back.
 
+use super::buffers::BufferId;
+
 /// One argument of a run, in the kernel's argument order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RunArg {
@@ -9,6 +11,11 @@ pub enum RunArg {
     Output(usize),
     /// A scalar passed by value.
     Scalar(u64),
+    /// A buffer the caller allocated ([`BufferId`]) that the kernel reads; it stays allocated.
+    BufferIn(BufferId),
+    /// A buffer the caller allocated that the kernel writes; read it back with a copy. It stays
+    /// allocated (and is the buffer a `corrupt` fault perturbs when it is the first output).
+    BufferOut(BufferId),
 }
 
 /// One run: a registered kernel, its block dim and its arguments.

@@ -10,6 +10,7 @@ use crate::kernel::KernelBlob;
 use crate::lease::DeviceLease;
 
 use super::base::DeviceRunnerBase;
+use super::buffers::BufferId;
 use super::errors::{FinalizeError, RunError};
 use super::finalize::FinalizeReport;
 use super::request::{RunOutput, RunRequest};
@@ -24,6 +25,11 @@ use super::request::{RunOutput, RunRequest};
 ///   and is returned as [`RunError::Device`]. Invalid requests are [`RunError::Usage`], found
 ///   before any driver call. A wrong result is not an error here: comparing against a golden is
 ///   the caller's job, and never marks the runner unusable.
+/// - Buffers ([`DeviceRunner::alloc_buffer`] and the copies and frees of a [`BufferId`]) follow
+///   the same rules: admitted by the guard, a handle that is not a live buffer of this runner
+///   (freed, or a closed runner's) is [`RunError::Usage`] with no driver call, and a driver error
+///   marks the runner unusable. A buffer passes to runs as [`RunArg::BufferIn`] /
+///   [`RunArg::BufferOut`](super::RunArg) and stays allocated until freed or finalize.
 /// - [`DeviceRunner::finalize`] ends the runner. It needs the card's lease; on an unusable
 ///   runner it force-resets the card and returns every attempt, or a typed error holding them.
 pub trait DeviceRunner: Send + fmt::Debug {
@@ -41,6 +47,18 @@ pub trait DeviceRunner: Send + fmt::Debug {
 
     /// Runs one request.
     fn run(&mut self, req: &RunRequest) -> Result<RunOutput, RunError>;
+
+    /// Allocates a zeroed device buffer of `bytes` bytes (at least 1) that outlives runs.
+    fn alloc_buffer(&mut self, bytes: usize) -> Result<BufferId, RunError>;
+
+    /// Frees a buffer of this runner.
+    fn free_buffer(&mut self, id: BufferId) -> Result<(), RunError>;
+
+    /// Copies `bytes` into buffer `id` from byte `offset` on.
+    fn write_buffer(&mut self, id: BufferId, offset: usize, bytes: &[u8]) -> Result<(), RunError>;
+
+    /// Copies `len` bytes of buffer `id` from byte `offset` on back to the host.
+    fn read_buffer(&mut self, id: BufferId, offset: usize, len: usize) -> Result<Vec<u8>, RunError>;
 
     /// Whether runs are refused (the runner is marked unusable).
     fn is_unusable(&self) -> bool;

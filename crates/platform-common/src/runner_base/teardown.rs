@@ -22,7 +22,7 @@ use super::base::DeviceRunnerBase;
 pub struct Abandoned {
     /// Streams.
     pub streams: usize,
-    /// Device allocations.
+    /// Device allocations (a run's and the buffers a caller kept).
     pub allocations: usize,
     /// Registered kernels.
     pub kernels: usize,
@@ -47,7 +47,8 @@ impl DeviceRunnerBase {
                 errors.push(e);
             }
         }
-        for ptr in std::mem::take(&mut self.allocations) {
+        let kept = self.buffers.drain().into_iter().map(|a| a.ptr);
+        for ptr in std::mem::take(&mut self.allocations).into_iter().chain(kept) {
             if let Err(e) = driver.free(ptr) {
                 tracing::warn!(device, error = %e, "device memory not freed at finalize");
                 errors.push(e);
@@ -67,7 +68,7 @@ impl DeviceRunnerBase {
         self.finished = true;
         let abandoned = Abandoned {
             streams: 2,
-            allocations: std::mem::take(&mut self.allocations).len(),
+            allocations: std::mem::take(&mut self.allocations).len() + self.buffers.drain().len(),
             kernels: std::mem::take(&mut self.kernels).len(),
         };
         tracing::info!(

@@ -103,9 +103,11 @@ impl SimDriver {
         self
     }
 
-    /// The driver's counters so far.
+    /// The driver's counters so far, and the device allocations live in its contexts now.
     pub fn stats(&self) -> SimStats {
-        self.stats.snapshot()
+        let mut stats = self.stats.snapshot();
+        stats.live_allocations = self.lock().contexts.values().map(|c| c.memory.len() as u64).sum();
+        stats
     }
 
     /// The settings it runs with.
@@ -433,6 +435,14 @@ impl Driver for SimDriver {
     fn register_kernel(&self, blob: &KernelBlob) -> DriverResult<KernelHandle> {
         let call = DriverCall::RegisterKernel;
         self.with_healthy(call, |ctx| {
+            if !blob.is_host() {
+                tracing::warn!(
+                    kernel = %blob.meta().name,
+                    path = %blob.path().display(),
+                    "a device binary cannot run on the simulated card (it runs host blobs)"
+                );
+                return fail(call, codes::INVALID_PARAM);
+            }
             if blob.meta().arch != self.cfg.arch.arch {
                 tracing::warn!(
                     kernel = %blob.meta().name,

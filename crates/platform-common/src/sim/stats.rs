@@ -91,6 +91,10 @@ pub struct SimStats {
     pub inits: u64,
     /// Inits that slept the plan's `init_delay_ms` (each exactly once).
     pub init_delays: u64,
+    /// Device allocations live in this driver's contexts when the snapshot was taken (not a
+    /// counter: what is allocated now; a reset drops a context's allocations). Zero when read
+    /// through `libsim_acl.so`'s `cgSimGetStats`.
+    pub live_allocations: u64,
     /// [`Self::calls`] split by call (whatever their outcome). All zero when read through
     /// `libsim_acl.so`'s `cgSimGetStats`, whose C struct does not carry them.
     pub per_call: CallCounts,
@@ -154,6 +158,7 @@ impl StatCounters {
             failed_ops: self.failed_ops.load(Ordering::Relaxed),
             inits: self.inits.load(Ordering::Relaxed),
             init_delays: self.init_delays.load(Ordering::Relaxed),
+            live_allocations: 0,
             per_call: CallCounts(std::array::from_fn(|i| self.per_call[i].load(Ordering::Relaxed))),
         }
     }

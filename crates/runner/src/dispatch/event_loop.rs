@@ -203,12 +203,19 @@ impl Dispatcher {
         }
     }
 
+    /// `l`'s times with its running case's own timeout.
+    fn lane_times(&self, l: &Lane) -> policy::LaneTimes {
+        let mut t = l.times();
+        t.case_timeout = l.running.and_then(|(i, _)| self.work.case(i).timeout);
+        t
+    }
+
     /// When `l` must have done something: its SIGKILL after a grace period, else the clock rules'
     /// deadline.
     fn lane_deadline(&self, l: &Lane) -> Option<Instant> {
         match &l.kill {
             Some(k) => k.deadline(),
-            None => policy::watchdog::deadline(&l.times(), &self.limits()),
+            None => policy::watchdog::deadline(&self.lane_times(l), &self.limits()),
         }
     }
 

@@ -6,7 +6,8 @@
 //! verdict per case and writes the reports (DESIGN section 5, steps 5 to 8).
 //!
 //! - `run`: [`run()`], one run from its plan to its report;
-//! - `skip`: the skip decision (a case that needs more cards than the run has);
+//! - `skip`: the skip decision (a skip condition that holds, more cards than the run has, a kernel
+//!   without a binary for the platform);
 //! - `leases`: `--devices` / `--device-num`;
 //! - `work`: the cases' bookkeeping and the queue;
 //! - `policy`: every decision of steps 5 to 8, as pure functions with table tests;

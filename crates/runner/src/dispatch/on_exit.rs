@@ -64,13 +64,15 @@ impl Dispatcher {
             .outstanding
             .front()
             .map(|&i| (i, heard.elapsed()));
+        let own = running.and_then(|(i, _)| self.work.case(i).timeout);
         let blamed = policy::blame(&DeathFacts {
             status,
             pid,
             kill,
             running: running.map(|(i, since)| (i, since.elapsed())),
             next,
-            case_timeout: self.settings.case_timeout,
+            case_timeout: policy::case_limit(own, self.settings.case_timeout),
+            own_timeout: own.is_some(),
         });
         if let Some(b) = blamed {
             self.lanes[lane].take_outstanding(b.case);

@@ -81,6 +81,25 @@ impl Dispatcher {
                     action,
                 });
             }
+            FromLane::Fixture {
+                device,
+                class,
+                part,
+                case,
+                error,
+            } => {
+                let pid = self.lanes[lane].proc_.pid;
+                let at_ms = self.now_ms();
+                self.record(Event::Fixture {
+                    at_ms,
+                    device,
+                    pid,
+                    class,
+                    part,
+                    case,
+                    error,
+                });
+            }
             FromLane::Escalating { reason, cases } => {
                 let device = self.cards[self.lanes[lane].card].device;
                 tracing::warn!(device, cases, "lane escalates to a fresh process: {reason}");
@@ -195,7 +214,7 @@ impl Dispatcher {
             outcome,
             error: error.as_ref(),
             attempt,
-            retries: self.settings.retries,
+            retries: policy::retries_for(c.retries, self.settings.retries),
         });
         let at_ms = self.now_ms();
         self.record(Event::CaseFinished {

@@ -4,6 +4,7 @@
 //! This file owns the order of a run's phases. It never decides a retry, a blame or a quarantine
 //! (the policy does, applied by the event loop) and never parses flags (the app does).
 
+use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
 use platform_common::{Arch, DeviceLease};
@@ -11,10 +12,11 @@ use platform_common::{Arch, DeviceLease};
 use super::event_loop::Dispatcher;
 use super::lane_proc::LaneCommand;
 use super::signals::SignalWatch;
-use super::skip::skip_reason;
+use super::skip::{skip_reason, SkipFacts};
 use super::state::{DispatchStats, LoopSettings};
 use super::work::Work;
 use crate::case::Suite;
+use crate::kernels::MissingKernels;
 use crate::platform::PlatformInfo;
 use crate::report::model::{Event, FlakyResult, RunInfo, RunReport};
 use crate::report::{ReportDir, ReportDirError, ReportError, Reporter};
@@ -48,6 +50,8 @@ pub struct RunPlan {
     pub progress: bool,
     /// How lanes are started.
     pub command: LaneCommand,
+    /// The selected cases (by id) with a kernel that has no binary for the platform: skipped.
+    pub missing_kernels: BTreeMap<String, MissingKernels>,
 }
 
 /// A run that could not be started.
@@ -111,12 +115,24 @@ pub fn run(plan: RunPlan, suite: &Suite) -> Result<RunOutcome, DispatchError> {
         let class = &suite.classes[c.class];
         reporter.add_case(&c.id, &class.name, &class.runtime.name)?;
     }
+    let run = crate::case::RunInfo {
+        arch: plan.arch,
+        platform: plan.platform.platform,
+        devices: devices.clone(),
+    };
     for i in 0..work.cases().len() {
         let c = work.case(i);
-        let Some((_, spec)) = suite.find_case(&c.id) else {
+        let Some((class, spec)) = suite.find_case(&c.id) else {
             continue;
         };
-        if let Some(reason) = skip_reason(spec.device_count, devices.len()) {
+        let settings = class.settings_of(spec);
+        let facts = SkipFacts {
+            needs: spec.device_count,
+            run_cards: devices.len(),
+            skip_if: settings.skip_reason(&run),
+            missing_kernel: plan.missing_kernels.get(&c.id).map(|m| m.reason.as_str()),
+        };
+        if let Some(reason) = skip_reason(&facts) {
             let id = c.id.clone();
             let at_ms = reporter.elapsed_ms();
             reporter.event(&Event::CaseSkipped { at_ms, id, reason })?;

@@ -117,10 +117,12 @@ impl Lane {
         }
     }
 
-    /// The times the clock rules read.
+    /// The times the clock rules read; `case_timeout` is the running case's own timeout (the
+    /// event loop knows the cases), `None` here.
     pub(super) fn times(&self) -> LaneTimes {
         LaneTimes {
             running_since: self.running.map(|(_, since)| since),
+            case_timeout: None,
             init_since: self.initing.iter().map(|(_, _, since)| *since).min(),
             outstanding: !self.outstanding.is_empty(),
             heard: self.heard,

@@ -6,6 +6,7 @@
 //! talks to a lane and never records a report event.
 
 use std::collections::{HashMap, VecDeque};
+use std::time::Duration;
 
 use crate::case::Suite;
 use crate::select::Selection;
@@ -21,6 +22,10 @@ pub struct CaseState {
     pub class_name: String,
     /// Cards it needs (more than one: it runs in the multi-card phase).
     pub devices: u32,
+    /// Its own timeout (the case's or its class's), overriding `--case-timeout`.
+    pub timeout: Option<Duration>,
+    /// Its own retries (the case's or its class's), overriding `--retries`.
+    pub retries: Option<u32>,
     /// Attempts recorded so far.
     pub attempts: u32,
     /// Whether its verdict is final.
@@ -64,6 +69,7 @@ impl Work {
             for &ci in &sc.cases {
                 let id = class.case_id(&class.cases[ci]);
                 let devices = class.cases[ci].device_count;
+                let settings = class.settings_of(&class.cases[ci]);
                 w.index.insert(id.clone(), w.cases.len());
                 if devices > 1 {
                     w.multi.push_back(w.cases.len());
@@ -75,6 +81,8 @@ impl Work {
                     class: sc.class,
                     class_name: class.name.clone(),
                     devices,
+                    timeout: settings.timeout,
+                    retries: settings.retries,
                     attempts: 0,
                     done: false,
                 });

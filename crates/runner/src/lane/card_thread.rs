@@ -11,7 +11,8 @@
 //! a channel of its own.
 //!
 //! This file owns that thread and its requests. It never judges a case, never escalates and never
-//! talks to the dispatcher (the session does); a panic on the thread is carried over to the caller
+//! talks to the dispatcher (the session does). A case body's panic is caught by the executor on
+//! this thread, as on the lane's own; any other panic on the thread is carried over to the caller
 //! (the lane then dies as a crash, which the dispatcher handles).
 
 use std::sync::mpsc::{self, Receiver, Sender};
@@ -21,20 +22,43 @@ use std::thread::JoinHandle;
 use platform_common::runner_base::{FinalizeError, FinalizeReport, InitError};
 use platform_common::{DeviceId, DeviceLease, FailureClass};
 
-use crate::case::{Body, CaseSpec, Runtime};
-use crate::exec::{self, CaseRun};
+use crate::case::{CaseSpec, DeviceSetup, FixtureData, Runtime};
+use crate::exec::{self, CaseInput, CaseRun, Executed};
 use crate::report::model::ErrorReport;
 use crate::worker::{ChipWorker, WorkerEnv};
 
 /// What closing a card's worker gave (`None`: no worker was built).
 pub type Closed = Option<Result<FinalizeReport, FinalizeError>>;
 
+/// A case for a card's thread: what the executor's [`CaseInput`] borrows, owned.
+#[derive(Clone)]
+pub struct RunJob {
+    /// `Class::case`.
+    pub id: String,
+    /// The class's name.
+    pub class: String,
+    /// The case.
+    pub case: CaseSpec,
+    /// The class fixture's host data (built once, on the lane's thread).
+    pub host_fixture: Option<FixtureData>,
+    /// The class fixture's device part.
+    pub device_setup: Option<DeviceSetup>,
+}
+
+impl std::fmt::Debug for RunJob {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunJob")
+            .field("id", &self.id)
+            .finish_non_exhaustive()
+    }
+}
+
 /// A request to a card's thread, with the channel its answer goes back on.
 enum Job {
     /// Build the card's worker for this runtime (closing any previous one first).
     Init(Runtime, Sender<Result<(), InitError>>),
-    /// Run this compute case on the worker.
-    Run(Box<CaseSpec>, Sender<CaseRun>),
+    /// Run this case on the worker.
+    Run(Box<RunJob>, Sender<Executed>),
     /// Close the worker.
     Close(Sender<Closed>),
 }
@@ -82,10 +106,10 @@ impl CardThread {
         Pending(rx)
     }
 
-    /// Asks the thread to run the compute case `case` on the card's worker.
-    pub fn run(&mut self, case: &CaseSpec) -> Pending<CaseRun> {
+    /// Asks the thread to run `job` on the card's worker.
+    pub fn run(&mut self, job: RunJob) -> Pending<Executed> {
         let (tx, rx) = mpsc::channel();
-        self.send(Job::Run(Box::new(case.clone()), tx));
+        self.send(Job::Run(Box::new(job), tx));
         Pending(rx)
     }
 
@@ -149,24 +173,27 @@ fn serve(mut env: WorkerEnv, lease: &DeviceLease, inbox: &Receiver<Job>) {
                 });
                 let _ = reply.send(built);
             }
-            Job::Run(case, reply) => {
-                let run = match (&case.body, worker.as_mut()) {
-                    (Body::Compute { generator, tolerance }, Some(w)) => {
-                        exec::run_compute(w, &mut env, &case, generator, *tolerance)
+            Job::Run(job, reply) => {
+                let executed = match worker.as_mut() {
+                    Some(w) => {
+                        let input = CaseInput {
+                            id: &job.id,
+                            class: &job.class,
+                            case: &job.case,
+                            host_fixture: job.host_fixture.clone(),
+                            device_setup: job.device_setup.clone(),
+                        };
+                        exec::execute(w, &mut env, &input)
                     }
-                    (Body::Compute { .. }, None) => CaseRun::failed(ErrorReport::new(
-                        FailureClass::Infrastructure,
-                        format!(
-                            "card {}: no worker was built for case {:?}",
-                            env.device, case.name
-                        ),
-                    )),
-                    _ => CaseRun::failed(ErrorReport::new(
-                        FailureClass::Usage,
-                        format!("multi-card case {:?} must be a compute case", case.name),
-                    )),
+                    None => Executed {
+                        raw: CaseRun::failed(ErrorReport::new(
+                            FailureClass::Infrastructure,
+                            format!("card {}: no worker was built for case {:?}", env.device, job.id),
+                        )),
+                        notes: Vec::new(),
+                    },
                 };
-                let _ = reply.send(run);
+                let _ = reply.send(executed);
             }
             Job::Close(reply) => {
                 let _ = reply.send(close(&mut worker, lease));
@@ -240,11 +267,26 @@ mod tests {
         (class, case)
     }
 
-    fn compute(w: &mut ChipWorker, env: &mut WorkerEnv, case: &CaseSpec) -> CaseRun {
-        let Body::Compute { generator, tolerance } = &case.body else {
-            panic!("not a compute case");
+    fn job(class: &ClassSpec, case: &CaseSpec) -> RunJob {
+        RunJob {
+            id: class.case_id(case),
+            class: class.name.clone(),
+            case: case.clone(),
+            host_fixture: None,
+            device_setup: None,
+        }
+    }
+
+    fn compute(w: &mut ChipWorker, env: &mut WorkerEnv, class: &ClassSpec, case: &CaseSpec) -> CaseRun {
+        let id = class.case_id(case);
+        let input = CaseInput {
+            id: &id,
+            class: &class.name,
+            case,
+            host_fixture: None,
+            device_setup: None,
         };
-        exec::run_compute(w, env, case, generator, *tolerance)
+        exec::execute(w, env, &input).raw
     }
 
     #[test]
@@ -258,9 +300,9 @@ mod tests {
         let built = card.init(&class.runtime);
         let mut own = ChipWorker::init(&own_env, &class.runtime).unwrap();
         card.wait(built).unwrap();
-        let ran = card.run(&case);
-        let own_run = compute(&mut own, &mut own_env, &case);
-        let other_run = card.wait(ran);
+        let ran = card.run(job(&class, &case));
+        let own_run = compute(&mut own, &mut own_env, &class, &case);
+        let other_run = card.wait(ran).raw;
         assert_eq!(own_run, CaseRun::passed());
         assert_eq!(other_run, CaseRun::passed());
         let closed = card.close();
@@ -284,14 +326,14 @@ mod tests {
         let env1 = env(&m, 1);
         let mut first = ChipWorker::init(&env0, &class.runtime).unwrap();
         let second = ChipWorker::init(&env1, &class.runtime).unwrap();
-        let run = compute(&mut first, &mut env0, &case);
+        let run = compute(&mut first, &mut env0, &class, &case);
         assert_eq!(run.outcome, AttemptOutcome::Passed, "{:?}", run.error);
         assert!(second.close(&m.leases[1]).unwrap().reset.is_none());
         assert!(first.close(&m.leases[0]).unwrap().reset.is_none());
     }
 
     #[test]
-    fn a_panic_on_the_card_thread_goes_on_in_the_caller() {
+    fn a_body_panic_on_the_card_thread_fails_only_its_attempt() {
         let m = machine();
         let (class, _) = multi_card();
         let boom = CaseSpec::compute("boom", &[], |_: Arch, _: u64| -> crate::case::Workload {
@@ -300,9 +342,17 @@ mod tests {
         let mut card = CardThread::spawn(env(&m, 1), Arc::clone(&m.leases[1])).unwrap();
         let built = card.init(&class.runtime);
         card.wait(built).unwrap();
-        let ran = card.run(&boom);
-        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| card.wait(ran)));
-        let payload = caught.expect_err("the thread's panic goes on in the caller");
-        assert_eq!(payload.downcast_ref::<&str>(), Some(&"generator exploded"));
+        let ran = card.run(job(&class, &boom));
+        let raw = card.wait(ran).raw;
+        let e = raw.error.expect("the panic fails the attempt");
+        assert_eq!(e.class, FailureClass::Result);
+        assert!(e.message.contains("generator exploded"), "{}", e.message);
+        // The thread and its worker go on.
+        let (_, case) = multi_card();
+        let ran = card.run(job(&class, &case));
+        assert_eq!(card.wait(ran).raw, CaseRun::passed());
+        let closed = card.close();
+        assert!(matches!(card.wait(closed), Some(Ok(_))));
+        card.shutdown();
     }
 }

@@ -20,10 +20,13 @@ pub enum PoolStep {
     Retire,
 }
 
-/// Step 3: a device-runtime error retires the pooled worker; nothing else does (a result
-/// mismatch, a usage or an infrastructure error leaves the worker as it is).
-pub fn after_case(error: Option<&ErrorReport>) -> PoolStep {
+/// Step 3: a device-runtime error retires the pooled worker, and so does a runner left marked
+/// unusable whatever the attempt says; nothing else does (a result mismatch, a usage or an
+/// infrastructure error, a panic leave the worker as it is). `error` is the raw attempt's, before
+/// an expectation is judged: a device fault a case expected still retires the worker.
+pub fn after_case(error: Option<&ErrorReport>, unusable: bool) -> PoolStep {
     match error {
+        _ if unusable => PoolStep::Retire,
         Some(e) if e.class == FailureClass::DeviceRuntime => PoolStep::Retire,
         _ => PoolStep::Keep,
     }
@@ -97,16 +100,20 @@ mod tests {
     #[test]
     fn pool_heal_table() {
         #[rustfmt::skip]
-        let rows: &[(&str, Option<FailureClass>, PoolStep)] = &[
-            ("a pass keeps the worker",                     None,                             PoolStep::Keep),
-            ("a device-runtime error retires it",           Some(FailureClass::DeviceRuntime), PoolStep::Retire),
-            ("a result mismatch never retires anything",    Some(FailureClass::Result),        PoolStep::Keep),
-            ("a usage error keeps it",                      Some(FailureClass::Usage),         PoolStep::Keep),
-            ("an infrastructure error keeps it",            Some(FailureClass::Infrastructure), PoolStep::Keep),
+        let rows: &[(&str, Option<FailureClass>, bool, PoolStep)] = &[
+            // what,                                         raw class,                          unusable, step
+            ("a pass keeps the worker",                      None,                               false, PoolStep::Keep),
+            ("a device-runtime error retires it",            Some(FailureClass::DeviceRuntime),  true,  PoolStep::Retire),
+            ("a device-runtime refusal retires it",          Some(FailureClass::DeviceRuntime),  false, PoolStep::Retire),
+            ("a result mismatch never retires anything",     Some(FailureClass::Result),         false, PoolStep::Keep),
+            ("a usage error keeps it",                       Some(FailureClass::Usage),          false, PoolStep::Keep),
+            ("an infrastructure error keeps it",             Some(FailureClass::Infrastructure), false, PoolStep::Keep),
+            ("a pass on an unusable runner retires it",      None,                               true,  PoolStep::Retire),
+            ("a panic on an unusable runner retires it",     Some(FailureClass::Result),         true,  PoolStep::Retire),
         ];
-        for &(what, class, want) in rows {
+        for &(what, class, unusable, want) in rows {
             let e = class.map(|c| ErrorReport::new(c, "x"));
-            assert_eq!(after_case(e.as_ref()), want, "{what}");
+            assert_eq!(after_case(e.as_ref(), unusable), want, "{what}");
         }
     }
 

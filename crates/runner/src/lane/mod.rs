@@ -8,7 +8,9 @@
 //! holding cards. Its stdout and stderr are not the protocol's: the dispatcher captures them per
 //! case.
 //!
-//! - `session`: the lane's main loop: runs cases, applies the heal and escalation decisions.
+//! - `session`: the lane's state and main loop: sends each case to its kind's code, applies the
+//!   escalation decisions; `run_case`: a pooled or standalone case (its fixture, its attempt
+//!   judged, the heal applied); `multi`: a multi-card case, one thread per card.
 //! - `heal`: step 3 and 4's decisions (keep or retire the pooled worker, escalate or go on), pure
 //!   functions with table tests;
 //! - `escalate`: the poison-sink records of an escalation (which selectors a fresh process re-runs).
@@ -28,7 +30,9 @@ pub mod escalate;
 pub mod heal;
 mod hooks;
 mod input;
+mod multi;
 mod output;
+mod run_case;
 mod session;
 mod stamp;
 mod start;

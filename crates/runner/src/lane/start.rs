@@ -77,6 +77,9 @@ pub fn main(cfg: LaneConfig, suite: Suite) -> i32 {
     };
     let mut env = WorkerEnv::new(cfg.arch, driver, cfg.device, info.timeouts);
     env.probe_kernel = probe;
+    env.kernels = crate::kernels::registry(&info, cfg.arch, &suite);
+    // A body's panic is caught per case; the hook records where it happened for the report.
+    crate::exec::panic::install_hook();
     let sink = SinkWriter::from_env();
     tracing::debug!(device = cfg.device, sink = ?sink.as_ref().map(|s| s.path().to_owned()), "lane up");
     let hooks = if cfg.test_hooks {

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use platform_common::DeviceId;
 
-use crate::report::model::{AttemptOutcome, ErrorReport, WorkerAction};
+use crate::report::model::{AttemptOutcome, ErrorReport, FixturePart, WorkerAction};
 
 /// The lane's exit code when its card cannot be recovered in-process: the remaining assigned
 /// cases went to the poison sink (if it had one) and a fresh process is needed.
@@ -122,6 +122,20 @@ pub enum FromLane {
         runtime: String,
         /// What happened to it.
         action: WorkerAction,
+    },
+    /// A class fixture's setup ran for a case on card `device` (for the journal): built, or
+    /// failed with `error`.
+    Fixture {
+        /// The card.
+        device: DeviceId,
+        /// The class.
+        class: String,
+        /// Host data (once per lane) or device resources (once per worker).
+        part: FixturePart,
+        /// The case it ran for.
+        case: String,
+        /// Why it failed; `None` when it was built.
+        error: Option<String>,
     },
     /// The card cannot be recovered in-process; the lane writes the sink and exits with
     /// [`EXIT_NEEDS_FRESH_PROCESS`].

@@ -205,6 +205,7 @@ impl Progress {
             Event::RunStarted { .. }
             | Event::RetryScheduled { .. }
             | Event::Worker { .. }
+            | Event::Fixture { .. }
             | Event::RunFinished { .. } => {}
         }
     }

@@ -12,9 +12,31 @@ use platform_common::sim::{start_run, FaultPlan, SimConfig, SimDriver};
 use platform_common::{Arch, DeviceLease};
 
 use super::builtin;
-use crate::case::{Body, Kind};
-use crate::exec::{self, CaseRun};
+use crate::case::{CaseSpec, ClassSpec, Kind};
+use crate::exec::{self, liveness, CaseInput, CaseRun};
 use crate::worker::{ChipWorker, WorkerEnv};
+
+/// One attempt of `case` on `worker`, judged as a lane judges it: the raw attempt, and whether
+/// an expected failure (a device fault) happened.
+fn attempt(
+    worker: &mut ChipWorker,
+    env: &mut WorkerEnv,
+    class: &ClassSpec,
+    case: &CaseSpec,
+) -> (CaseRun, bool) {
+    let id = class.case_id(case);
+    let input = CaseInput {
+        id: &id,
+        class: &class.name,
+        case,
+        host_fixture: None,
+        device_setup: None,
+    };
+    let raw = exec::execute(worker, env, &input).raw;
+    let fault = raw.class() == Some(platform_common::FailureClass::DeviceRuntime);
+    let judged = exec::judge(raw, class.settings_of(case).expect.as_ref(), env.arch);
+    (judged.reported, judged.met && fault)
+}
 
 /// Runs every admitted case of `arch`'s suite on card 0 of a fresh simulated machine; returns the
 /// ids of the cases that did not pass, with why.
@@ -50,10 +72,12 @@ fn run_suite(arch: Arch) -> (usize, Vec<String>) {
             Kind::Pooled => {
                 let mut worker = ChipWorker::init(&env, &class.runtime).unwrap();
                 for case in cases {
-                    let Body::Compute { generator, tolerance } = &case.body else {
-                        panic!("{arch}: pooled case {} is not compute", class.case_id(case));
-                    };
-                    let run = exec::run_compute(&mut worker, &mut env, case, generator, *tolerance);
+                    let (run, _) = attempt(&mut worker, &mut env, class, case);
+                    assert!(
+                        !worker.is_unusable(),
+                        "{arch}: {} poisoned the pooled worker",
+                        class.case_id(case)
+                    );
                     note(class.case_id(case), run);
                     ran += 1;
                 }
@@ -61,14 +85,11 @@ fn run_suite(arch: Arch) -> (usize, Vec<String>) {
             }
             Kind::Standalone => {
                 for case in cases {
-                    let worker = ChipWorker::init(&env, &class.runtime).unwrap();
-                    let Body::ExpectOpTimeout(spec) = &case.body else {
-                        panic!(
-                            "{arch}: standalone case {} is not an op-timeout",
-                            class.case_id(case)
-                        );
-                    };
-                    let (run, closed) = exec::run_expect_op_timeout(worker, &mut env, &lease, case, spec);
+                    let mut worker = ChipWorker::init(&env, &class.runtime).unwrap();
+                    let (run, expected_fault) = attempt(&mut worker, &mut env, class, case);
+                    let closing = Instant::now();
+                    let closed = worker.close(&lease);
+                    let run = liveness::judge_close(run, expected_fault, closing.elapsed(), &env.timeouts);
                     closed.unwrap();
                     note(class.case_id(case), run);
                     ran += 1;

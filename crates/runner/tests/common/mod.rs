@@ -65,7 +65,13 @@ impl Sandbox {
 
     /// The suite binary with this sandbox's environment (short sim timeouts) and no arguments.
     pub fn bare(&self) -> Command {
-        let mut c = Command::new(SUITE);
+        self.bare_with(Path::new(SUITE))
+    }
+
+    /// Another suite binary (`exe`, e.g. the test kit's `probe-suite`) with this sandbox's
+    /// environment and no arguments.
+    pub fn bare_with(&self, exe: &Path) -> Command {
+        let mut c = Command::new(exe);
         c.env("ONBOARD_SIM_ROOT", self.sim_root())
             .env("ONBOARD_LOCK_DIR", self.lock_dir())
             .env("ONBOARD_SIM_CARDS", self.cards.to_string())
@@ -84,7 +90,12 @@ impl Sandbox {
 
     /// A dispatcher run of `arch` on sim, reports in this sandbox, plus `args`.
     pub fn command(&self, arch: &str, args: &[&str]) -> Command {
-        let mut c = self.bare();
+        self.command_with(Path::new(SUITE), arch, args)
+    }
+
+    /// [`Sandbox::command`] of another suite binary.
+    pub fn command_with(&self, exe: &Path, arch: &str, args: &[&str]) -> Command {
+        let mut c = self.bare_with(exe);
         c.args([
             "--arch",
             arch,
@@ -100,6 +111,12 @@ impl Sandbox {
 
     pub fn run(&self, arch: &str, args: &[&str]) -> Run {
         let out = self.command(arch, args).output().unwrap();
+        self.finish(out)
+    }
+
+    /// [`Sandbox::run`] of another suite binary.
+    pub fn run_with(&self, exe: &Path, arch: &str, args: &[&str]) -> Run {
+        let out = self.command_with(exe, arch, args).output().unwrap();
         self.finish(out)
     }
 

@@ -27,8 +27,11 @@ pub struct DeathFacts {
     pub running: Option<(usize, Duration)>,
     /// The next case it had been given (its index) and how long the lane had been silent.
     pub next: Option<(usize, Duration)>,
-    /// `--case-timeout`.
+    /// The running case's timeout: its own when `own_timeout`, else `--case-timeout` (also the
+    /// watchdog's bound on silence outside a case).
     pub case_timeout: Duration,
+    /// Whether the running case has a timeout of its own (what its message names).
+    pub own_timeout: bool,
 }
 
 /// The attempt a case gets for a lane's death.
@@ -61,7 +64,11 @@ pub fn blame(f: &DeathFacts) -> Option<Blame> {
         let (outcome, message) = match f.kill {
             Some(KillReason::CaseTimeout | KillReason::Watchdog) => (
                 AttemptOutcome::TimedOut,
-                format!("exceeded --case-timeout of {timeout_secs} s; lane pid {pid} was killed"),
+                if f.own_timeout {
+                    format!("exceeded its own timeout of {timeout_secs} s; lane pid {pid} was killed")
+                } else {
+                    format!("exceeded --case-timeout of {timeout_secs} s; lane pid {pid} was killed")
+                },
             ),
             Some(KillReason::ProtocolLine) => (
                 AttemptOutcome::Crashed,
@@ -148,6 +155,7 @@ mod tests {
                 running,
                 next,
                 case_timeout: Duration::from_secs(2),
+                own_timeout: false,
             });
             let got_short = got.as_ref().map(|b| (b.case, b.outcome, b.duration));
             assert_eq!(got_short, want, "{what}: {got:?}");
@@ -175,6 +183,7 @@ mod tests {
             running: Some((0, MS)),
             next: None,
             case_timeout: Duration::from_secs(2),
+            own_timeout: false,
         };
         assert_eq!(
             blame(&f).unwrap().error.message,
@@ -187,6 +196,15 @@ mod tests {
         assert_eq!(
             blame(&f).unwrap().error.message,
             "exceeded --case-timeout of 2 s; lane pid 7 was killed"
+        );
+        let own = DeathFacts {
+            case_timeout: Duration::from_millis(500),
+            own_timeout: true,
+            ..f
+        };
+        assert_eq!(
+            blame(&own).unwrap().error.message,
+            "exceeded its own timeout of 0.5 s; lane pid 7 was killed"
         );
         let f = DeathFacts {
             kill: Some(KillReason::ProtocolLine),

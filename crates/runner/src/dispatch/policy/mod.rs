@@ -15,7 +15,8 @@
 //! - `spawn`: whether a failed lane spawn is tried again, and when.
 //!
 //! Step 8 (one verdict per case) is [`crate::report::model::verdict`]; the skip of a case that
-//! needs more cards than the run has is `dispatch::skip`.
+//! needs more cards than the run has (or whose skip condition holds, or whose kernel has no
+//! binary) is `dispatch::skip`.
 
 pub mod blame;
 pub mod handout;
@@ -33,7 +34,7 @@ pub use quarantine::{
     after_init_timeout, multi_card_phase, InitTimeoutStep, MultiFacts, MultiInitStep, MultiPhase,
     MAX_LANE_DEATHS,
 };
-pub use retry::{after_attempt, retryable, AttemptDecision, AttemptFacts};
+pub use retry::{after_attempt, retries_for, retryable, AttemptDecision, AttemptFacts};
 pub use sink_rerun::{rerun_from_sink, Outstanding, SinkRerun};
 pub use spawn::{retry_after as spawn_retry_after, SPAWN_TRIES};
-pub use watchdog::{LaneTimes, Limits, KILL_GRACE};
+pub use watchdog::{case_limit, LaneTimes, Limits, KILL_GRACE};

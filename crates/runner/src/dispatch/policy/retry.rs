@@ -17,7 +17,8 @@ pub struct AttemptFacts<'a> {
     pub error: Option<&'a ErrorReport>,
     /// Its number, from 1.
     pub attempt: u32,
-    /// `--retries`: extra attempts after a device-class failure.
+    /// Extra attempts after a device-class failure: the case's own setting, else `--retries`
+    /// ([`retries_for`]).
     pub retries: u32,
 }
 
@@ -31,6 +32,11 @@ pub enum AttemptDecision {
         /// Why, for people.
         reason: String,
     },
+}
+
+/// The retries that apply to a case: its own (a case's or its class's setting), else `--retries`.
+pub fn retries_for(own: Option<u32>, flag: u32) -> u32 {
+    own.unwrap_or(flag)
 }
 
 /// Whether a failed attempt may be retried at all: only a device-class failure (a device-runtime
@@ -100,6 +106,40 @@ mod tests {
                 "{what}"
             );
         }
+    }
+
+    /// A case's own retries win over the flag, both ways.
+    #[test]
+    fn own_retries_override_the_flag() {
+        #[rustfmt::skip]
+        let rows: &[(Option<u32>, u32, u32)] = &[
+            // own,    --retries, applies
+            (None,     2,         2),
+            (Some(0),  2,         0),
+            (Some(5),  0,         5),
+            (Some(2),  2,         2),
+        ];
+        for &(own, flag, want) in rows {
+            assert_eq!(retries_for(own, flag), want, "{own:?} over {flag}");
+        }
+        let e = ErrorReport::new(C::DeviceRuntime, "launch failed");
+        let first = |retries| {
+            after_attempt(&AttemptFacts {
+                outcome: A::Failed,
+                error: Some(&e),
+                attempt: 1,
+                retries,
+            })
+        };
+        assert_eq!(
+            first(retries_for(Some(0), 2)),
+            AttemptDecision::Final,
+            "own 0 over --retries 2"
+        );
+        assert!(
+            matches!(first(retries_for(Some(1), 0)), AttemptDecision::Retry { .. }),
+            "own 1 over --retries 0"
+        );
     }
 
     #[test]

@@ -17,6 +17,9 @@ pub const KILL_GRACE: Duration = Duration::from_secs(2);
 pub struct LaneTimes {
     /// When its running case started, if one is running.
     pub running_since: Option<Instant>,
+    /// The running case's own timeout (its case's or class's setting), if it has one: it
+    /// overrides `--case-timeout` for that case.
+    pub case_timeout: Option<Duration>,
     /// When the init it is in (building a worker) started, if it is in one.
     pub init_since: Option<Instant>,
     /// Whether it has work outstanding.
@@ -38,12 +41,18 @@ pub struct Limits {
     pub close_timeout: Duration,
 }
 
-/// When the lane must have done something: its running case's timeout; else, in an init, the
+/// The timeout of a running case: its own, else `--case-timeout`.
+pub fn case_limit(own: Option<Duration>, flag: Duration) -> Duration {
+    own.unwrap_or(flag)
+}
+
+/// When the lane must have done something: its running case's timeout (its own, else
+/// `--case-timeout`); else, in an init, the
 /// init timeout (a slow init is never a case's watchdog kill); else, with work outstanding, the
 /// watchdog (silence outside a case); else, once told to close, its close deadline; else never.
 pub fn deadline(t: &LaneTimes, limits: &Limits) -> Option<Instant> {
     if let Some(since) = t.running_since {
-        return Some(since + limits.case_timeout);
+        return Some(since + case_limit(t.case_timeout, limits.case_timeout));
     }
     if let Some(since) = t.init_since {
         return Some(since + limits.init_timeout);
@@ -105,6 +114,7 @@ mod tests {
         for &(what, running_since, init_since, outstanding, heard, closed_at, want, kill) in rows {
             let t = LaneTimes {
                 running_since,
+                case_timeout: None,
                 init_since,
                 outstanding,
                 heard,
@@ -115,5 +125,46 @@ mod tests {
                 assert_eq!(on_deadline(&t), k, "{what}");
             }
         }
+    }
+
+    /// A running case's own timeout replaces `--case-timeout`, shorter or longer; nothing else
+    /// the lane does is bounded by it.
+    #[test]
+    fn a_case_timeout_of_its_own_overrides_the_flag() {
+        let t0 = Instant::now();
+        let s = |n: u64| t0 + Duration::from_secs(n);
+        let limits = Limits {
+            case_timeout: Duration::from_secs(300),
+            init_timeout: Duration::from_secs(30),
+            close_timeout: Duration::from_secs(100),
+        };
+        type Row = (&'static str, Option<Instant>, Option<u64>, Option<Instant>);
+        #[rustfmt::skip]
+        let rows: &[Row] = &[
+            // what,                                  running since, own timeout (s), deadline
+            ("no own timeout: --case-timeout",        Some(s(5)),    None,           Some(s(305))),
+            ("a shorter own timeout",                 Some(s(5)),    Some(1),        Some(s(6))),
+            ("a longer own timeout",                  Some(s(5)),    Some(900),      Some(s(905))),
+            ("no case running: the watchdog's flag",  None,          Some(1),        Some(s(307))),
+        ];
+        for &(what, running_since, own, want) in rows {
+            let t = LaneTimes {
+                running_since,
+                case_timeout: own.map(Duration::from_secs),
+                init_since: None,
+                outstanding: true,
+                heard: s(7),
+                closed_at: None,
+            };
+            assert_eq!(deadline(&t, &limits), want, "{what}");
+        }
+        assert_eq!(
+            case_limit(Some(Duration::from_secs(2)), Duration::from_secs(300)),
+            Duration::from_secs(2)
+        );
+        assert_eq!(
+            case_limit(None, Duration::from_secs(300)),
+            Duration::from_secs(300)
+        );
     }
 }

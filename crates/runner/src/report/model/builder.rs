@@ -176,6 +176,7 @@ impl RunBuilder {
             | Event::LaneExited { .. }
             | Event::SinkRead { .. }
             | Event::Worker { .. }
+            | Event::Fixture { .. }
             | Event::RunFinished { .. } => {}
         }
         Ok(())

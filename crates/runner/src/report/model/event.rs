@@ -71,6 +71,26 @@ impl WorkerAction {
     }
 }
 
+/// Which part of a class fixture a journal `fixture` event is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FixturePart {
+    /// The host data (built once per lane).
+    Host,
+    /// The device resources (built once per worker: again after a worker is rebuilt).
+    Device,
+}
+
+impl FixturePart {
+    /// The name as the journal spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            FixturePart::Host => "host",
+            FixturePart::Device => "device",
+        }
+    }
+}
+
 /// One line of `journal.jsonl`: everything that happens in a run, as it happens. Serialized as
 /// `{"event": "case_started", "at_ms": ..., ...}`; `at_ms` counts from the run's start.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -206,6 +226,24 @@ pub enum Event {
         /// What happened to it.
         action: WorkerAction,
     },
+    /// A class fixture's setup ran in a lane (journal only): built, or failed with `error`.
+    Fixture {
+        /// When.
+        at_ms: u64,
+        /// The card.
+        device: DeviceId,
+        /// The lane process.
+        pid: u32,
+        /// The class.
+        class: String,
+        /// Host data or device resources.
+        part: FixturePart,
+        /// The case it ran for.
+        case: String,
+        /// Why it failed; absent when it was built.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
     /// A signal interrupted the run: no more work is handed out, every lane is ended, and every
     /// case without a verdict is skipped.
     RunInterrupted {
@@ -238,6 +276,7 @@ impl Event {
             | Event::LaneExited { at_ms, .. }
             | Event::SinkRead { at_ms, .. }
             | Event::Worker { at_ms, .. }
+            | Event::Fixture { at_ms, .. }
             | Event::RunInterrupted { at_ms, .. }
             | Event::RunFinished { at_ms, .. } => *at_ms,
         }

@@ -24,7 +24,7 @@ mod run;
 
 pub use attempt::{Attempt, CaseReport, ErrorReport};
 pub use builder::{ModelError, RunBuilder};
-pub use event::{Event, LaneStatus, WorkerAction};
+pub use event::{Event, FixturePart, LaneStatus, WorkerAction};
 pub use health::{CardEvent, HealthRecord, RunnerEvent, RunnerEventKind};
 pub use outcome::{verdict, AttemptOutcome, FlakyResult, Outcome};
 pub use output::{AttemptOutput, CAPTURE_LIMIT};
