@@ -150,6 +150,11 @@ pub struct Cli {
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 
+    /// Read no config file (and ignore CARDGUARD_CONFIG): flags, environment and built-in
+    /// defaults only.
+    #[arg(long, conflicts_with_all = ["config", "profile"])]
+    pub no_config: bool,
+
     /// The config file's profile (default: CARDGUARD_PROFILE, else default).
     #[arg(long, value_name = "NAME")]
     pub profile: Option<String>,
@@ -436,6 +441,11 @@ mod tests {
             (vec!["--arch", "a5", "--exclude", "A::b::c"], "A::b::c"),
             (vec!["--arch", "a5", "--list", "--format", "xml"], "xml"),
             (vec!["--arch", "a5", "--format", "json"], "--list"),
+            (
+                vec!["--arch", "a5", "--no-config", "--profile", "ci"],
+                "--profile",
+            ),
+            (vec!["--arch", "a5", "--no-config", "--config", "x"], "--config"),
         ] {
             let m = usage(&args);
             assert!(!m.contains('\n'), "{m}");

@@ -27,6 +27,8 @@ pub struct Config {
     pub file: Option<LoadedFile>,
     /// Where the search started (for `--show-config` when no file was found).
     pub searched_from: std::path::PathBuf,
+    /// `--no-config`: no file was looked for.
+    pub no_config: bool,
     /// The selected profile.
     pub profile: String,
     /// How it was selected (`--profile`, `CARDGUARD_PROFILE` or the default).
@@ -39,11 +41,20 @@ pub struct Config {
 
 /// Loads the config for `cli`: `env` is the environment, `cwd` where the search starts.
 pub fn load(cli: &Cli, env: EnvLookup<'_>, cwd: &Path) -> Result<Config, ConfigError> {
-    let file = match locate(cli.config.as_deref(), env, cwd)? {
+    let located = if cli.no_config {
+        None
+    } else {
+        locate(cli.config.as_deref(), env, cwd)?
+    };
+    let file = match located {
         Some((path, found)) => Some(read(path, found)?),
         None => None,
     };
-    let (profile, profile_source) = selected_profile(cli, env)?;
+    let (profile, profile_source) = if cli.no_config {
+        (DEFAULT_PROFILE.to_owned(), Source::Default)
+    } else {
+        selected_profile(cli, env)?
+    };
     let mut profiles: Vec<(&str, &ProfileTable)> = Vec::new();
     if let Some(f) = &file {
         for (name, table) in &f.doc.profile {
@@ -104,6 +115,7 @@ pub fn load(cli: &Cli, env: EnvLookup<'_>, cwd: &Path) -> Result<Config, ConfigE
     Ok(Config {
         file,
         searched_from: cwd.to_path_buf(),
+        no_config: cli.no_config,
         profile,
         profile_source,
         settings,

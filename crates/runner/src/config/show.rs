@@ -21,6 +21,7 @@ pub fn render(config: &Config, suite: &Suite, arch: Arch) -> String {
         Some(f) => {
             let _ = writeln!(out, "config file: {} ({})", f.path.display(), f.found);
         }
+        None if config.no_config => out.push_str("config file: none (--no-config)\n"),
         None => {
             let _ = writeln!(
                 out,

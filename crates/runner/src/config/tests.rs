@@ -259,6 +259,22 @@ fn the_file_is_found_upward_given_by_flag_or_env() {
 }
 
 #[test]
+fn no_config_reads_no_file_and_selects_no_profile() {
+    let ws = Ws::new(PROFILES);
+    let c = ws.ok(
+        &["--no-config"],
+        &[("CARDGUARD_CONFIG", "/nope.toml"), ("CARDGUARD_PROFILE", "ci")],
+    );
+    assert!(c.file.is_none());
+    assert_eq!(c.profile, "default");
+    assert_eq!(c.settings.retries.source, Source::Default);
+    assert!(render_show_config(&c, &suite(), Arch::A5).starts_with("config file: none (--no-config)\n"));
+    // The variables of the run settings still apply.
+    let c = ws.ok(&["--no-config"], &[("CARDGUARD_RETRIES", "4")]);
+    assert_eq!(c.settings.retries.value, 4);
+}
+
+#[test]
 fn a_bad_key_type_or_value_names_the_file_line_and_key() {
     for (text, line, key, needle) in [
         ("[profile.default]\nretrys = 1\n", 2, "profile.default.retrys", "unknown field `retrys`"),
