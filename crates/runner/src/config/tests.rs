@@ -427,6 +427,20 @@ fn show_config_prints_every_setting_with_its_source() {
     );
 }
 
+/// The README's example config ("The config file") parses and checks, in both its profiles.
+#[test]
+fn the_readme_example_config_parses() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md")).unwrap();
+    let section = &readme[readme.find("## The config file").expect("the section")..];
+    let start = section.find("```toml\n").expect("a toml block") + "```toml\n".len();
+    let end = start + section[start..].find("```").unwrap();
+    let ws = Ws::new(&section[start..end]);
+    let c = ws.ok(&["--profile", "ci"], &[]);
+    assert_eq!(c.settings.flaky_result.value, FlakyArg::Fail);
+    assert_eq!(c.overrides.list.len(), 2);
+}
+
 /// The repository's example config: every profile parses and checks, and it documents every key.
 #[test]
 fn the_example_config_parses_and_names_every_key() {
