@@ -3,7 +3,11 @@
 //! This module owns the flags and their one-line errors: every bad value is a usage error that
 //! names the bad part (exit 2). Hidden flags start a lane (`--lane --device N`), choose the
 //! benchmark suite (`--suite bench`), write the benchmark's figures (`--stats-out FILE`) and let
-//! tests' lane hooks work (`--test-hooks`). It never starts a run.
+//! tests' lane hooks work (`--test-hooks`). A run setting's flag is an `Option` with no clap
+//! default: an absent flag leaves the setting to its environment variable, the config file's
+//! profile or the built-in default (`crate::config`, whose table lists every such flag); the
+//! flags' value parsers here are the settings' one parser each, shared with the config. It never
+//! starts a run.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
