@@ -67,6 +67,8 @@ fn run_in(exe: &Path, work: &Path) -> Result<String, String> {
             "--suite",
             "bench",
             "--no-progress",
+            // A config file of the checkout must not change what is measured.
+            "--no-config",
         ])
         .arg("--report-dir")
         .arg(&dirs[2])

@@ -5,7 +5,9 @@
 //! `cardguard-suite` (`cargo build -p runner --bin cardguard-suite` with both drivers); with
 //! `--package NAME` it is the one binary of package NAME (a suite in its own crate, e.g.
 //! `examples/onboard-suite`), found in cargo's build messages. `--package` may stand anywhere in
-//! ARGS; every other flag is the suite binary's: see `cargo xtask onboard --help`.
+//! ARGS; every other flag is the suite binary's: see `cargo xtask onboard --help`. The workspace's
+//! `.config/cardguard.toml`, when there is one, is passed as `--config` unless the arguments or
+//! `CARDGUARD_CONFIG` name a config (so it applies from any current directory).
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -41,13 +43,31 @@ pub fn run(args: Args) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match Command::new(&exe).args(&rest).status() {
+    let env_config = std::env::var_os(runner::config::ENV_CONFIG).is_some();
+    let config = workspace_config(&workspace_root(), &rest, env_config);
+    match Command::new(&exe)
+        .args(config.iter().flatten())
+        .args(&rest)
+        .status()
+    {
         Ok(status) => exit_code(status),
         Err(e) => {
             eprintln!("error: cannot run {}: {e}", exe.display());
             ExitCode::from(2)
         }
     }
+}
+
+/// `--config ROOT/.config/cardguard.toml` when that file exists and the arguments
+/// name no config (`--config`, `--no-config`) nor does `CARDGUARD_CONFIG` (`env_config`): the
+/// workspace's config applies wherever `cargo xtask onboard` is started (the suite binary's own
+/// search starts from the current directory, which `cargo --manifest-path` may put outside).
+pub fn workspace_config(root: &Path, args: &[String], env_config: bool) -> Option<[String; 2]> {
+    let named = args
+        .iter()
+        .any(|a| a == "--config" || a.starts_with("--config=") || a == "--no-config");
+    let file = root.join(runner::config::CONFIG_PATH);
+    (!named && !env_config && file.is_file()).then(|| ["--config".to_owned(), file.display().to_string()])
 }
 
 /// Takes `--package NAME` (or `--package=NAME`) out of the arguments, wherever it stands.
@@ -211,6 +231,34 @@ mod tests {
 
     fn strings(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn the_workspace_config_is_passed_unless_one_is_named() {
+        let root = tempfile::tempdir().unwrap();
+        let args = strings(&["--arch", "a5"]);
+        assert_eq!(workspace_config(root.path(), &args, false), None, "no file");
+        std::fs::create_dir(root.path().join(".config")).unwrap();
+        let file = root.path().join(".config/cardguard.toml");
+        std::fs::write(&file, "").unwrap();
+        assert_eq!(
+            workspace_config(root.path(), &args, false),
+            Some(["--config".to_owned(), file.display().to_string()])
+        );
+        assert_eq!(
+            workspace_config(root.path(), &args, true),
+            None,
+            "CARDGUARD_CONFIG"
+        );
+        for named in [
+            &["--config", "x.toml"][..],
+            &["--config=x.toml"],
+            &["--no-config"],
+        ] {
+            let mut a = args.clone();
+            a.extend(strings(named));
+            assert_eq!(workspace_config(root.path(), &a, false), None, "{named:?}");
+        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The suite binary's `main`: parse the command line, then be a lane or the dispatcher.
 //!
-//! This module owns turning settings into a checked [`RunPlan`] (every bad input a one-line
+//! This module owns turning settings (flags over environment over the config's profile over the
+//! built-in defaults, resolved by [`crate::config`]) into a checked [`RunPlan`] (every bad input a one-line
 //! error, exit 2), `--list`, the closing summary and the exit status (DESIGN section 3: 0 when every
 //! verdict is passed, flaky or skipped; 1 when any is failed, timed out or crashed; 2 for bad usage
 //! or input; 110 when the reports cannot be written; 130 / 143 when SIGINT / SIGTERM ended the
@@ -17,7 +18,8 @@ use platform_common::Arch;
 
 use crate::bench_suite;
 use crate::case::Suite;
-use crate::cli::{self, Cli, ListFormat, Parsed, SuiteArg, DEFAULT_CASE_TIMEOUT, DEFAULT_INIT_TIMEOUT};
+use crate::cli::{self, Cli, ListFormat, Parsed, SuiteArg};
+use crate::config;
 use crate::dispatch::{self, AutoCount, DispatchStats, LaneCommand, RunPlan};
 use crate::lane::{self, LaneConfig};
 use crate::output;
@@ -131,8 +133,16 @@ fn lane_main(cli: &Cli, suite: Suite) -> ExitCode {
     ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
 
-/// The dispatcher: check everything, take the cards, run, report.
+/// The dispatcher: load the config, check everything, take the cards, run, report.
 fn dispatch_main(cli: &Cli, suite: &Suite) -> Result<ExitCode, String> {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let env = |var: &str| std::env::var_os(var);
+    let config = config::load(cli, &env, &cwd).map_err(|e| error_chain(&e))?;
+    if cli.show_config {
+        output::out(config::render_show_config(&config, suite, cli.arch));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let s = &config.settings;
     let filter = Filter {
         selectors: cli.cases.clone(),
         exclude: cli.exclude.clone(),
@@ -140,9 +150,16 @@ fn dispatch_main(cli: &Cli, suite: &Suite) -> Result<ExitCode, String> {
         partition: cli.partition,
     };
     let selection = select::select(suite, cli.arch, &filter).map_err(|e| error_chain(&e))?;
-    let platform_kind = cli.platform.map_or_else(platform::default_platform, Into::into);
+    let platform_kind = s
+        .platform
+        .value
+        .map_or_else(platform::default_platform, Into::into);
     let info = platform::info(platform_kind, cli.arch).map_err(|e| error_chain(&e))?;
-    let faults = fault_plan(cli, &info)?;
+    let faults = platform::fault_plan(
+        s.faults.value.as_deref(),
+        &s.faults.source.label("faults"),
+        info.cards,
+    )?;
     let registry = crate::kernels::registry(&info, cli.arch, suite);
     let missing_kernels =
         crate::kernels::missing(suite, &selection, &registry).map_err(|e| error_chain(&e))?;
@@ -150,18 +167,21 @@ fn dispatch_main(cli: &Cli, suite: &Suite) -> Result<ExitCode, String> {
         // After every check a run makes before it takes cards: a bad plan or environment value
         // is the same error for `--list` as for a run.
         let defaults = crate::list::Defaults {
-            case_timeout: cli.case_timeout.unwrap_or(DEFAULT_CASE_TIMEOUT),
-            retries: cli.retries,
+            case_timeout: s.case_timeout.value,
+            retries: s.retries.value,
         };
         match cli.format {
             ListFormat::Plain => crate::list::plain(suite, &selection, &missing_kernels),
-            ListFormat::Json => crate::list::json(suite, &selection, &missing_kernels, defaults),
+            ListFormat::Json => {
+                crate::list::json(suite, &selection, &missing_kernels, defaults, &config.overrides)
+            }
         }
         return Ok(ExitCode::SUCCESS);
     }
     let run_id = run_id();
-    let report_dir = cli
+    let report_dir = s
         .report_dir
+        .value
         .clone()
         .unwrap_or_else(|| target_dir().join("onboard").join(cli.arch.name()).join(&run_id));
     // Before any card is taken: a report dir held by another run is bad input (exit 2, naming
@@ -181,8 +201,8 @@ fn dispatch_main(cli: &Cli, suite: &Suite) -> Result<ExitCode, String> {
         platform_common::lease::LockDirHold::acquire(&info.leases).map_err(|e| error_chain(&e))?;
     let leases = dispatch::take_leases(
         &info.leases,
-        &cli.devices,
-        cli.device_num,
+        &s.devices.value,
+        s.device_num.value,
         default_num,
         info.cards,
         &run_id,
@@ -196,13 +216,14 @@ fn dispatch_main(cli: &Cli, suite: &Suite) -> Result<ExitCode, String> {
         platform: info,
         leases,
         selection,
-        retries: cli.retries,
-        flaky_result: cli.flaky_result.into(),
-        case_timeout: cli.case_timeout.unwrap_or(DEFAULT_CASE_TIMEOUT),
-        init_timeout: cli.init_timeout.unwrap_or(DEFAULT_INIT_TIMEOUT),
+        retries: s.retries.value,
+        flaky_result: s.flaky_result.value.into(),
+        case_timeout: s.case_timeout.value,
+        init_timeout: s.init_timeout.value,
+        overrides: config.overrides.clone(),
         report_dir: held_dir,
         run_id,
-        progress: !cli.no_progress,
+        progress: !s.no_progress.value,
         command,
         missing_kernels,
     };
@@ -245,12 +266,6 @@ fn report_write_failed(e: &dyn Error) -> ExitCode {
         error_chain(e)
     ));
     ExitCode::from(EXIT_REPORT_WRITE)
-}
-
-/// The fault plan: `--faults`, else `ONBOARD_SIM_FAULTS`; checked against the card count. A bad
-/// plan names where it came from (the flag or the variable).
-fn fault_plan(cli: &Cli, info: &PlatformInfo) -> Result<Option<String>, String> {
-    platform::fault_plan(cli.faults.as_deref(), info.cards)
 }
 
 /// On sim: install the plan and zero the counters of the run's cards (on onboard, through

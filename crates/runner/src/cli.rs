@@ -3,7 +3,11 @@
 //! This module owns the flags and their one-line errors: every bad value is a usage error that
 //! names the bad part (exit 2). Hidden flags start a lane (`--lane --device N`), choose the
 //! benchmark suite (`--suite bench`), write the benchmark's figures (`--stats-out FILE`) and let
-//! tests' lane hooks work (`--test-hooks`). It never starts a run.
+//! tests' lane hooks work (`--test-hooks`). A run setting's flag is an `Option` with no clap
+//! default: an absent flag leaves the setting to its environment variable, the config file's
+//! profile or the built-in default (`crate::config`, whose table lists every such flag); the
+//! flags' value parsers here are the settings' one parser each, shared with the config. It never
+//! starts a run.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -92,9 +96,9 @@ pub struct Cli {
     #[arg(long, value_enum)]
     pub platform: Option<PlatformArg>,
 
-    /// Cards to use: a list (0-3, 0,2,5) or auto (the first free ones).
-    #[arg(long, default_value = "auto")]
-    pub devices: DeviceSpec,
+    /// Cards to use: a list (0-3, 0,2,5) or auto (the first free ones; default).
+    #[arg(long)]
+    pub devices: Option<DeviceSpec>,
 
     /// With --devices auto: how many cards (default 2 on sim, all free cards on real ones).
     #[arg(long, value_parser = parse_count)]
@@ -112,13 +116,13 @@ pub struct Cli {
     #[arg(long)]
     pub runtime: Option<String>,
 
-    /// Extra attempts of a case after a device-class failure, crash or timeout.
-    #[arg(long, default_value = "2", value_parser = parse_count)]
-    pub retries: u32,
+    /// Extra attempts of a case after a device-class failure, crash or timeout (default 2).
+    #[arg(long, value_parser = parse_count)]
+    pub retries: Option<u32>,
 
-    /// What a case that passes on a retry counts as.
-    #[arg(long, value_enum, default_value = "pass")]
-    pub flaky_result: FlakyArg,
+    /// What a case that passes on a retry counts as (default pass).
+    #[arg(long, value_enum)]
+    pub flaky_result: Option<FlakyArg>,
 
     /// Per-case timeout in seconds (default 300).
     #[arg(long, value_name = "SECS", value_parser = parse_secs)]
@@ -142,8 +146,26 @@ pub struct Cli {
     pub partition: Option<Partition>,
 
     /// No progress bars.
+    #[arg(long, num_args = 0, default_missing_value = "true")]
+    pub no_progress: Option<bool>,
+
+    /// The config file (default: CARDGUARD_CONFIG, else the first .config/cardguard.toml from
+    /// the current directory upward).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// Read no config file (and ignore CARDGUARD_CONFIG): flags, environment and built-in
+    /// defaults only.
+    #[arg(long, conflicts_with_all = ["config", "profile"])]
+    pub no_config: bool,
+
+    /// The config file's profile (default: CARDGUARD_PROFILE, else default).
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
+
+    /// Print the resolved settings, each with where it came from, and exit.
     #[arg(long)]
-    pub no_progress: bool,
+    pub show_config: bool,
 
     /// List the selected cases and exit.
     #[arg(long)]
@@ -189,7 +211,7 @@ const MAX_TIMEOUT_SECS: f64 = 1e7;
 
 /// A timeout flag's value: seconds as `DIGITS[.DIGITS]` (the one number rule of
 /// [`platform_common::number`]), at least [`MIN_TIMEOUT`].
-fn parse_secs(s: &str) -> Result<Duration, String> {
+pub(crate) fn parse_secs(s: &str) -> Result<Duration, String> {
     let v = platform_common::number::decimal(s)
         .ok_or_else(|| format!("{s:?} is not a number of seconds (digits, optionally a point and digits)"))?;
     if v > MAX_TIMEOUT_SECS {
@@ -203,7 +225,7 @@ fn parse_secs(s: &str) -> Result<Duration, String> {
 }
 
 /// A count or card number: digits only (no sign), as every number of the command line.
-fn parse_count(s: &str) -> Result<u32, String> {
+pub(crate) fn parse_count(s: &str) -> Result<u32, String> {
     platform_common::number::whole_u32(s).ok_or_else(|| format!("{s:?} is not a whole number"))
 }
 
@@ -240,7 +262,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Parsed {
 }
 
 /// Flags whose value is a path: any bytes are fine.
-const PATH_FLAGS: [&str; 2] = ["--report-dir", "--stats-out"];
+const PATH_FLAGS: [&str; 3] = ["--report-dir", "--stats-out", "--config"];
 
 /// The first argument that is not UTF-8 (a path flag's value aside), as a one-line error naming
 /// its flag (clap's own message names none): `--flag=VALUE`, or the value after `--flag`.
@@ -369,10 +391,12 @@ mod tests {
             panic!()
         };
         assert_eq!(cli.arch, Arch::A5);
-        assert_eq!(cli.devices, DeviceSpec::Auto);
-        assert_eq!(cli.retries, 2);
-        assert_eq!(cli.flaky_result, FlakyArg::Pass);
-        assert!(cli.cases.is_empty() && !cli.lane && !cli.list && !cli.test_hooks);
+        // Unset: the config decides (flag > environment > profile > built-in default).
+        assert_eq!(cli.devices, None);
+        assert_eq!(cli.retries, None);
+        assert_eq!(cli.flaky_result, None);
+        assert_eq!(cli.no_progress, None);
+        assert!(cli.cases.is_empty() && !cli.lane && !cli.list && !cli.test_hooks && !cli.show_config);
         assert!(cli.exclude.is_empty());
         assert_eq!(cli.format, ListFormat::Plain);
         let Parsed::Run(cli) = p(&[
@@ -421,6 +445,11 @@ mod tests {
             (vec!["--arch", "a5", "--exclude", "A::b::c"], "A::b::c"),
             (vec!["--arch", "a5", "--list", "--format", "xml"], "xml"),
             (vec!["--arch", "a5", "--format", "json"], "--list"),
+            (
+                vec!["--arch", "a5", "--no-config", "--profile", "ci"],
+                "--profile",
+            ),
+            (vec!["--arch", "a5", "--no-config", "--config", "x"], "--config"),
         ] {
             let m = usage(&args);
             assert!(!m.contains('\n'), "{m}");

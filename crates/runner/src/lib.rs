@@ -21,6 +21,7 @@
 //!   the event loop (`on_exit`, `on_lane`, `lanes`); step 8 is [`report::verdict`] and
 //!   `RunReport::exit_code`; [`report`]: what a run leaves behind.
 //! - [`cli`], [`app`], [`platform`]: the suite binary's surface and the driver chosen at run time;
+//!   [`config`]: the config file's profiles and overrides, and which source of a setting wins;
 //!   [`list`]: `--list`, plain or JSON Lines;
 //!   [`output`]: its own lines, safe on a closed pipe.
 //!   [`clock`]: the one monotonic clock of a run's events.
@@ -34,6 +35,7 @@ pub mod bench_suite;
 pub mod case;
 pub mod cli;
 pub mod clock;
+pub mod config;
 pub mod dispatch;
 pub mod exec;
 pub mod kernels;

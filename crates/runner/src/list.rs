@@ -5,7 +5,7 @@
 //! kernel of the case has no binary for the run's platform (the case would be skipped). A JSON
 //! object has `id`, `class`, `runtime`, `kind`, `body`, `tags` (the case's and its class's),
 //! `arch` (the arches its filter admits), `devices`, `timeout_s` and `retries` (what applies to
-//! it on this command line: its own setting, else the flag's), `expect_failure` (`null`, or its
+//! it on this command line: a config override's, else its own setting, else the run-wide value), `expect_failure` (`null`, or its
 //! `reason` and `expected`), `skip_if` (the reasons of its skip conditions), `kernels` and
 //! `missing_kernels`. This file owns those formats; it never decides what is selected.
 
@@ -15,6 +15,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::case::{Expected, Suite};
+use crate::config::Overrides;
 use crate::kernels::MissingKernels;
 use crate::output;
 use crate::select::Selection;
@@ -36,8 +37,14 @@ pub fn plain(suite: &Suite, selection: &Selection, missing: &BTreeMap<String, Mi
 }
 
 /// Prints the JSON Lines list.
-pub fn json(suite: &Suite, selection: &Selection, missing: &BTreeMap<String, MissingKernels>, d: Defaults) {
-    for v in json_values(suite, selection, missing, d) {
+pub fn json(
+    suite: &Suite,
+    selection: &Selection,
+    missing: &BTreeMap<String, MissingKernels>,
+    d: Defaults,
+    overrides: &Overrides,
+) {
+    for v in json_values(suite, selection, missing, d, overrides) {
         output::out(v);
     }
 }
@@ -75,6 +82,7 @@ fn json_values(
     selection: &Selection,
     missing: &BTreeMap<String, MissingKernels>,
     d: Defaults,
+    overrides: &Overrides,
 ) -> Vec<serde_json::Value> {
     let mut out = Vec::new();
     for sc in &selection.classes {
@@ -82,7 +90,7 @@ fn json_values(
         for &i in &sc.cases {
             let case = &class.cases[i];
             let id = class.case_id(case);
-            let settings = class.settings_of(case);
+            let settings = overrides.settings_of(class, case);
             let expect = settings.expect.as_ref().map(|e| {
                 json!({
                     "reason": e.reason,
@@ -165,7 +173,7 @@ mod tests {
             case_timeout: Duration::from_secs(300),
             retries: 2,
         };
-        let v = json_values(&s, &sel, &BTreeMap::new(), d);
+        let v = json_values(&s, &sel, &BTreeMap::new(), d, &Overrides::default());
         assert_eq!(v.len(), 2);
         assert_eq!(
             v[0],

@@ -157,21 +157,15 @@ cfg_if::cfg_if! {
             Ok((Arc::new(SimDriver::new(cfg)), Some(probe)))
         }
 
-        /// The fault plan: `faults` (`--faults`), else `ONBOARD_SIM_FAULTS`; checked against the
-        /// card count (a bad rule is a usage error quoting it).
-        pub fn fault_plan(faults: Option<&str>, cards: u32) -> Result<Option<String>, String> {
-            let (text, source) = match faults {
-                Some(t) => (Some(t.to_owned()), "--faults"),
-                None => (
-                    platform_common::env::text(ENV_SIM_FAULTS).map_err(|e| e.to_string())?,
-                    ENV_SIM_FAULTS,
-                ),
-            };
-            let Some(text) = text.filter(|t| !t.trim().is_empty()) else {
+        /// The fault plan as the config resolved it (`--faults`, else `ONBOARD_SIM_FAULTS`, else
+        /// the profile's `faults`); checked against the card count (a bad rule is a usage error
+        /// quoting it, after `source`: the flag, the variable or the file's line and key).
+        pub fn fault_plan(faults: Option<&str>, source: &str, cards: u32) -> Result<Option<String>, String> {
+            let Some(text) = faults.filter(|t| !t.trim().is_empty()) else {
                 return Ok(None);
             };
-            FaultPlan::parse_for_cards(&text, cards).map_err(|e| format!("{source}: {e}"))?;
-            Ok(Some(text))
+            FaultPlan::parse_for_cards(text, cards).map_err(|e| format!("{source}: {e}"))?;
+            Ok(Some(text.to_owned()))
         }
 
         /// What a lane on `onboard` gets in its environment for `libsim_acl.so`: the plan.
@@ -203,7 +197,7 @@ cfg_if::cfg_if! {
         /// Without the simulator the plan cannot be checked here: it is handed as given to
         /// `libsim_acl.so`, which checks it when the run starts (and without `--faults` reads its
         /// own `ONBOARD_SIM_FAULTS`).
-        pub fn fault_plan(faults: Option<&str>, _cards: u32) -> Result<Option<String>, String> {
+        pub fn fault_plan(faults: Option<&str>, _source: &str, _cards: u32) -> Result<Option<String>, String> {
             Ok(faults.filter(|t| !t.trim().is_empty()).map(str::to_owned))
         }
 

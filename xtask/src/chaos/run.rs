@@ -123,7 +123,12 @@ fn suite_command(exe: &Path, dir: &Path, cards: u32) -> Result<Command, RunError
         .env("ONBOARD_LOCK_DIR", &locks)
         .env("ONBOARD_SIM_CARDS", cards.to_string())
         .env_remove("ONBOARD_SIM_FAULTS")
-        .stdin(Stdio::null());
+        .stdin(Stdio::null())
+        // Neither a config file of the checkout nor a run setting's variable changes a plan's run.
+        .arg("--no-config");
+    for k in runner::config::KEYS {
+        cmd.env_remove(k.env);
+    }
     Ok(cmd)
 }
 

@@ -16,6 +16,7 @@ use super::skip::{skip_reason, SkipFacts};
 use super::state::{DispatchStats, LoopSettings};
 use super::work::Work;
 use crate::case::Suite;
+use crate::config::Overrides;
 use crate::kernels::MissingKernels;
 use crate::platform::PlatformInfo;
 use crate::report::model::{Event, FlakyResult, RunInfo, RunReport};
@@ -42,6 +43,8 @@ pub struct RunPlan {
     pub case_timeout: Duration,
     /// Bound on one init (building a worker).
     pub init_timeout: Duration,
+    /// The config's per-case overrides (over a case's own timeout and retries).
+    pub overrides: Overrides,
     /// The report directory, held for the run and cleared of an earlier run's files.
     pub report_dir: ReportDir,
     /// The run's id.
@@ -101,7 +104,7 @@ pub fn run(plan: RunPlan, suite: &Suite) -> Result<RunOutcome, DispatchError> {
             None
         }
     };
-    let mut work = Work::new(suite, &plan.selection);
+    let mut work = Work::new(suite, &plan.selection, &plan.overrides);
     reporter.event(&Event::RunStarted {
         at_ms: 0,
         run_id: plan.run_id.clone(),

@@ -9,6 +9,7 @@ use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
 
 use crate::case::Suite;
+use crate::config::Overrides;
 use crate::select::Selection;
 
 /// One selected case.
@@ -22,9 +23,10 @@ pub struct CaseState {
     pub class_name: String,
     /// Cards it needs (more than one: it runs in the multi-card phase).
     pub devices: u32,
-    /// Its own timeout (the case's or its class's), overriding `--case-timeout`.
+    /// Its own timeout (a config override's, the case's or its class's), overriding
+    /// `--case-timeout`.
     pub timeout: Option<Duration>,
-    /// Its own retries (the case's or its class's), overriding `--retries`.
+    /// Its own retries (a config override's, the case's or its class's), overriding `--retries`.
     pub retries: Option<u32>,
     /// Attempts recorded so far.
     pub attempts: u32,
@@ -60,8 +62,9 @@ pub struct Work {
 }
 
 impl Work {
-    /// The run's cases, one unit per selected class, in hand-out order.
-    pub fn new(suite: &Suite, selection: &Selection) -> Self {
+    /// The run's cases, one unit per selected class, in hand-out order; a case's timeout and
+    /// retries are the config's overrides over its own settings over its class's.
+    pub fn new(suite: &Suite, selection: &Selection, overrides: &Overrides) -> Self {
         let mut w = Work::default();
         for sc in &selection.classes {
             let class = &suite.classes[sc.class];
@@ -69,7 +72,7 @@ impl Work {
             for &ci in &sc.cases {
                 let id = class.case_id(&class.cases[ci]);
                 let devices = class.cases[ci].device_count;
-                let settings = class.settings_of(&class.cases[ci]);
+                let settings = overrides.settings_of(class, &class.cases[ci]);
                 w.index.insert(id.clone(), w.cases.len());
                 if devices > 1 {
                     w.multi.push_back(w.cases.len());
@@ -228,7 +231,7 @@ mod tests {
             .class(ClassSpec::pooled("A", rt.clone()).cases([CaseSpec::trivial("x"), CaseSpec::trivial("y")]))
             .class(ClassSpec::pooled("B", rt).case(CaseSpec::trivial("z")));
         let sel = select(&suite, Arch::A5, &Filter::default()).unwrap();
-        Work::new(&suite, &sel)
+        Work::new(&suite, &sel, &Overrides::default())
     }
 
     #[test]

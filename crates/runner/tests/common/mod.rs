@@ -84,7 +84,15 @@ impl Sandbox {
             .env_remove("ONBOARD_LEASE_FD")
             .env_remove("ONBOARD_TEST_LANE_PAUSE")
             .env_remove("RUST_LOG")
+            .env_remove(runner::config::ENV_CONFIG)
+            .env_remove(runner::config::ENV_PROFILE)
+            // No config file of the checkout (or of a developer's) applies: the search for
+            // `.config/cardguard.toml` starts in the sandbox.
+            .current_dir(self.dir.path())
             .stdin(Stdio::null());
+        for k in runner::config::KEYS {
+            c.env_remove(k.env);
+        }
         c
     }
 
