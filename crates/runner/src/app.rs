@@ -193,6 +193,7 @@ fn dispatch_main(cli: &Cli, suite: &Suite) -> Result<ExitCode, String> {
         run_id,
         progress: !cli.no_progress,
         command,
+        isolation: cli.isolation.into(),
     };
     let outcome = match dispatch::run(plan, suite) {
         Ok(o) => o,

@@ -12,7 +12,7 @@ use std::time::Duration;
 use clap::{Parser, ValueEnum};
 use platform_common::{Arch, DeviceId};
 
-use crate::dispatch::DeviceSpec;
+use crate::dispatch::{DeviceSpec, Isolation};
 use crate::report::model::{FlakyResult, Platform};
 use crate::select::{Partition, Selector};
 
@@ -48,6 +48,27 @@ impl From<FlakyArg> for FlakyResult {
         match f {
             FlakyArg::Pass => FlakyResult::Pass,
             FlakyArg::Fail => FlakyResult::Fail,
+        }
+    }
+}
+
+/// `--isolation`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum IsolationArg {
+    /// One lane process per card for the whole run (containment keeps it healthy).
+    Pool,
+    /// Every class in a fresh lane process.
+    Class,
+    /// Every case in a fresh lane process.
+    Case,
+}
+
+impl From<IsolationArg> for Isolation {
+    fn from(i: IsolationArg) -> Self {
+        match i {
+            IsolationArg::Pool => Isolation::Pool,
+            IsolationArg::Class => Isolation::Class,
+            IsolationArg::Case => Isolation::Case,
         }
     }
 }
@@ -115,6 +136,11 @@ pub struct Cli {
     /// card's lane is ended and the card, not a case, pays.
     #[arg(long, value_name = "SECS", value_parser = parse_secs)]
     pub init_timeout: Option<Duration>,
+
+    /// How much a lane process runs before a fresh one replaces it: pool (one per card for the
+    /// run), class (every class in a fresh process) or case (every case in a fresh process).
+    #[arg(long, value_enum, default_value = "pool")]
+    pub isolation: IsolationArg,
 
     /// Fault plan for simulated cards (rules separated by ';', e.g. 'dev=1:op_timeout@3').
     #[arg(long, value_name = "PLAN")]
@@ -340,6 +366,7 @@ mod tests {
         assert_eq!(cli.devices, DeviceSpec::Auto);
         assert_eq!(cli.retries, 2);
         assert_eq!(cli.flaky_result, FlakyArg::Pass);
+        assert_eq!(Isolation::from(cli.isolation), Isolation::Pool);
         assert!(cli.cases.is_empty() && !cli.lane && !cli.list && !cli.test_hooks);
     }
 
@@ -354,6 +381,7 @@ mod tests {
             (vec!["--arch", "a5", "--case", "A::b::c"], "A::b::c"),
             (vec!["--arch", "a5", "--retries", "-1"], "-1"),
             (vec!["--arch", "a5", "--flaky-result", "maybe"], "maybe"),
+            (vec!["--arch", "a5", "--isolation", "thread"], "thread"),
             (vec!["--arch", "a5", "--case-timeout", "0"], "0"),
             (vec!["--arch", "a5", "--case-timeout", "soon"], "soon"),
             (vec!["--arch", "a5", "--partition", "hash:3/2"], "hash:3/2"),

@@ -11,7 +11,7 @@ use std::time::Instant;
 use super::capture::Capture;
 use super::event_loop::Dispatcher;
 use super::lane_proc::LaneSpec;
-use super::policy::{self, MultiFacts, MultiPhase};
+use super::policy::{self, Isolation, MultiFacts, MultiPhase, Take};
 use super::state::{Lane, Start};
 use super::work::Unit;
 use crate::protocol::ToLane;
@@ -96,6 +96,7 @@ impl Dispatcher {
             sink,
             outstanding: VecDeque::new(),
             batches: VecDeque::new(),
+            units: 0,
             running: None,
             kill: None,
             heard: Instant::now(),
@@ -153,7 +154,11 @@ impl Dispatcher {
             need: self.work.multi_cards() as usize,
             deaths: self.multi_deaths,
         });
-        let cases = self.work.take_multi();
+        let cases = match self.settings.isolation {
+            Isolation::Pool => self.work.take_multi(),
+            Isolation::Class => self.work.take_multi_class(),
+            Isolation::Case => self.work.take_multi_one(),
+        };
         match phase {
             MultiPhase::Abandon(reason) => {
                 self.abandon(cases, &reason);
@@ -193,6 +198,7 @@ impl Dispatcher {
         }
         l.outstanding.extend(unit.cases.iter().copied());
         l.batches.push_back(unit.cases.len());
+        l.units += 1;
         l.proc_.send(&ToLane::Run {
             batch: self.batch_seq,
             cases,
@@ -200,8 +206,9 @@ impl Dispatcher {
         self.first_assign.get_or_insert_with(Instant::now);
     }
 
-    /// Hands queued units to lanes round-robin, one unit per lane per round, so work spreads over
-    /// the cards; then starts lanes on idle healthy cards if work is still queued.
+    /// Starts lanes on idle healthy cards while work is queued, then hands queued units to lanes
+    /// round-robin, one unit per lane per round, so work spreads over the cards (how much each
+    /// takes: [`policy::handout`]).
     pub(super) fn refill_all(&mut self) {
         if self.interrupted.is_some() {
             return;
@@ -215,8 +222,15 @@ impl Dispatcher {
                 }
                 let l = &self.lanes[id];
                 let card = l.card;
-                if policy::wants_work(&l.state(self.cards[card].quarantined)) && self.lease_holds(card) {
-                    if let Some(unit) = self.work.pop() {
+                let isolation = self.settings.isolation;
+                if policy::wants_work(&l.state(self.cards[card].quarantined, isolation))
+                    && self.lease_holds(card)
+                {
+                    let unit = match policy::take(isolation) {
+                        Take::Unit => self.work.pop(),
+                        Take::AtMost(n) => self.work.pop_at_most(n),
+                    };
+                    if let Some(unit) = unit {
                         self.assign(id, unit);
                         gave = true;
                     }
@@ -244,6 +258,16 @@ impl Dispatcher {
                 self.leases_lost.push(e);
                 false
             }
+        }
+    }
+
+    /// Closes lane `lane`'s channel if the hand-out rule says it is done by design (a fresh lane's
+    /// pass, the multi-card lane's cases, a `class` or `case` lane's unit).
+    pub(super) fn close_if_done(&mut self, lane: usize) {
+        let l = &self.lanes[lane];
+        let state = l.state(self.cards[l.card].quarantined, self.settings.isolation);
+        if policy::closes_now(&state) {
+            self.close_lane(lane);
         }
     }
 

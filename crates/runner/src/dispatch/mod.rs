@@ -46,7 +46,7 @@ mod work;
 pub use lane_proc::LaneCommand;
 pub use lane_watch::EXIT_DRAIN_GRACE;
 pub use leases::{take as take_leases, AutoCount, BadDeviceList, DeviceSpec, TakeError, MAX_RANGE_CARDS};
-pub use policy::{BATCHES_IN_FLIGHT, KILL_GRACE, MAX_LANE_DEATHS};
+pub use policy::{Isolation, BATCHES_IN_FLIGHT, KILL_GRACE, MAX_LANE_DEATHS};
 pub use run::{run, DispatchError, RunOutcome, RunPlan};
 pub use spawn::ENV_SPAWN_EAGAIN;
 pub use state::DispatchStats;

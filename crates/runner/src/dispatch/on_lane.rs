@@ -11,7 +11,7 @@ use platform_common::health::HealthEvent;
 use platform_common::DeviceId;
 
 use super::event_loop::Dispatcher;
-use super::policy::{self, AttemptDecision, AttemptFacts, LaneKind};
+use super::policy::{self, AttemptDecision, AttemptFacts};
 use crate::protocol::FromLane;
 use crate::report::model::{
     AttemptOutcome, AttemptOutput, ErrorReport, Event, HealthRecord, RunnerEventKind,
@@ -170,11 +170,8 @@ impl Dispatcher {
             output,
         };
         self.attempt_ended(i, card, pid, end);
-        let l = &self.lanes[lane];
-        if matches!(l.kind, LaneKind::Fresh | LaneKind::Multi) && l.outstanding.is_empty() {
-            // The fresh lane's one bounded pass (or the multi-card phase) is done.
-            self.close_lane(lane);
-        }
+        // A fresh lane's pass, the multi-card phase, a `class` or `case` lane's unit: done.
+        self.close_if_done(lane);
         self.refill_all();
     }
 

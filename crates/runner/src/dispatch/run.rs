@@ -10,6 +10,7 @@ use platform_common::{Arch, DeviceLease};
 
 use super::event_loop::Dispatcher;
 use super::lane_proc::LaneCommand;
+use super::policy::Isolation;
 use super::signals::SignalWatch;
 use super::skip::skip_reason;
 use super::state::{DispatchStats, LoopSettings};
@@ -48,6 +49,8 @@ pub struct RunPlan {
     pub progress: bool,
     /// How lanes are started.
     pub command: LaneCommand,
+    /// How much a lane process runs before a fresh one replaces it (`--isolation`).
+    pub isolation: Isolation,
 }
 
 /// A run that could not be started.
@@ -130,6 +133,7 @@ pub fn run(plan: RunPlan, suite: &Suite) -> Result<RunOutcome, DispatchError> {
         command: plan.command,
         sink_dir: sinks.as_ref().map(|d| d.path().to_owned()),
         close_timeout: close_timeout(&plan.platform),
+        isolation: plan.isolation,
     };
     let dispatcher = Dispatcher::new(settings, work, plan.leases, reporter);
     let watch = match SignalWatch::start(

@@ -12,7 +12,7 @@ use platform_common::{DeviceId, DeviceLease};
 use super::capture::Capture;
 use super::kill::Termination;
 use super::lane_proc::{LaneCommand, LaneProc};
-use super::policy::{LaneKind, LaneState, LaneTimes};
+use super::policy::{Isolation, LaneKind, LaneState, LaneTimes};
 use crate::sink::Sink;
 
 /// The dispatcher's settings for one run.
@@ -31,6 +31,8 @@ pub struct LoopSettings {
     pub sink_dir: Option<PathBuf>,
     /// How long closing lanes may take at the end before they are killed.
     pub close_timeout: Duration,
+    /// How much a lane process runs before a fresh one replaces it (`--isolation`).
+    pub isolation: Isolation,
 }
 
 /// What the benchmark reads: the window from the first assignment to the last verdict.
@@ -85,6 +87,8 @@ pub(super) struct Lane {
     pub(super) sink: Option<Sink>,
     pub(super) outstanding: VecDeque<usize>,
     pub(super) batches: VecDeque<usize>,
+    /// Units it was given since it started.
+    pub(super) units: usize,
     pub(super) running: Option<(usize, Instant)>,
     pub(super) kill: Option<Termination>,
     /// When the lane last sent a message, or (idle until then) was given work: the watchdog's
@@ -105,7 +109,7 @@ pub(super) struct Lane {
 
 impl Lane {
     /// The facts the hand-out rule reads.
-    pub(super) fn state(&self, card_quarantined: bool) -> LaneState {
+    pub(super) fn state(&self, card_quarantined: bool, isolation: Isolation) -> LaneState {
         LaneState {
             alive: self.alive,
             fresh: self.kind == LaneKind::Fresh,
@@ -113,7 +117,10 @@ impl Lane {
             closing: self.closed_at.is_some(),
             killing: self.kill.is_some(),
             batches: self.batches.len(),
+            units_taken: self.units,
+            outstanding: self.outstanding.len(),
             card_quarantined,
+            isolation,
         }
     }
 

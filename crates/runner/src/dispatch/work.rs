@@ -140,6 +140,17 @@ impl Work {
         self.queue.pop_front()
     }
 
+    /// The next unit to hand out, or only the first `n` cases of it (the rest stays first in
+    /// the queue).
+    pub fn pop_at_most(&mut self, n: usize) -> Option<Unit> {
+        let front = self.queue.front_mut()?;
+        if front.cases.len() <= n.max(1) {
+            return self.queue.pop_front();
+        }
+        let cases: Vec<usize> = front.cases.drain(..n.max(1)).collect();
+        Some(Unit { cases })
+    }
+
     /// Whether work is waiting for a lane.
     pub fn has_queued(&self) -> bool {
         !self.queue.is_empty()
@@ -163,6 +174,25 @@ impl Work {
     /// Takes every waiting multi-card case, in order.
     pub fn take_multi(&mut self) -> Vec<usize> {
         self.multi.drain(..).collect()
+    }
+
+    /// Takes the first waiting multi-card case and the ones of its class waiting right after it.
+    pub fn take_multi_class(&mut self) -> Vec<usize> {
+        let Some(&first) = self.multi.front() else {
+            return Vec::new();
+        };
+        let class = self.cases[first].class;
+        let n = self
+            .multi
+            .iter()
+            .take_while(|&&i| self.cases[i].class == class)
+            .count();
+        self.multi.drain(..n).collect()
+    }
+
+    /// Takes the first waiting multi-card case.
+    pub fn take_multi_one(&mut self) -> Vec<usize> {
+        self.multi.pop_front().into_iter().collect()
     }
 
     /// Cards the waiting multi-card cases need at most.
@@ -233,6 +263,15 @@ mod tests {
         assert_eq!(w.pop().unwrap().cases, vec![2]);
         assert_eq!(w.pop().unwrap().cases, vec![2]);
         assert!(w.pop().is_none());
+        w.requeue(&[0, 1, 2]);
+        assert_eq!(w.pop_at_most(1).unwrap().cases, vec![0]);
+        assert_eq!(
+            w.pop_at_most(5).unwrap().cases,
+            vec![1],
+            "the rest of the unit stays first"
+        );
+        assert_eq!(w.pop_at_most(1).unwrap().cases, vec![2]);
+        assert!(w.pop_at_most(1).is_none());
         assert_eq!(w.case(1).name(), "y");
         assert_eq!(w.case(2).class_name, "B");
         w.finish(0);
