@@ -78,7 +78,8 @@ impl From<IsolationArg> for Isolation {
 pub enum SuiteArg {
     /// The built-in suite.
     Builtin,
-    /// 2000 trivial cases in 20 classes of one runtime (`cargo xtask bench dispatch`).
+    /// Trivial cases in classes of one runtime (`cargo xtask bench dispatch`, `bench scale`;
+    /// sized by `--bench-cases` and `--bench-classes`).
     Bench,
 }
 
@@ -174,12 +175,21 @@ pub struct Cli {
     #[arg(long, hide = true, value_enum, default_value = "builtin")]
     pub suite: SuiteArg,
 
+    /// With --suite bench: the number of trivial cases.
+    #[arg(long, hide = true, default_value_t = crate::bench_suite::CASES, value_parser = parse_count)]
+    pub bench_cases: u32,
+
+    /// With --suite bench: the number of classes they are spread over.
+    #[arg(long, hide = true, default_value_t = crate::bench_suite::CLASSES, value_parser = parse_count)]
+    pub bench_classes: u32,
+
     /// Honour the test-only lane hooks (ONBOARD_TEST_LANE_PAUSE, ONBOARD_TEST_LANE_EXIT); the
     /// dispatcher passes it on to its lanes. Tests only.
     #[arg(long, hide = true)]
     pub test_hooks: bool,
 
-    /// Write the dispatch window (first assignment to last verdict) as JSON to this file.
+    /// Write the benchmarks' figures as JSON to this file (the dispatch window from the first
+    /// assignment to the last verdict, peak RSS, report write times).
     #[arg(long, hide = true, value_name = "FILE")]
     pub stats_out: Option<PathBuf>,
 }

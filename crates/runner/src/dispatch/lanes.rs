@@ -103,6 +103,7 @@ impl Dispatcher {
             closed_at: None,
             init_failed: Vec::new(),
             initing: Vec::new(),
+            inits_done: Vec::new(),
             init_timed_out: Vec::new(),
             capture: Capture::default(),
             alive: true,
@@ -276,8 +277,11 @@ impl Dispatcher {
     pub(super) fn close_lane(&mut self, lane: usize) {
         let l = &mut self.lanes[lane];
         if l.alive && l.closed_at.is_none() {
+            // Its work is done: its peak so far is its peak (closing its pool allocates nothing).
+            let rss = super::peak_rss::peak_rss_kib(&l.proc_.pid.to_string());
             l.proc_.close();
             l.closed_at = Some(Instant::now());
+            self.lane_peak_rss_kib = self.lane_peak_rss_kib.max(rss);
         }
     }
 }

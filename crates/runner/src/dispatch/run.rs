@@ -116,10 +116,7 @@ pub fn run(plan: RunPlan, suite: &Suite) -> Result<RunOutcome, DispatchError> {
     }
     for i in 0..work.cases().len() {
         let c = work.case(i);
-        let Some((_, spec)) = suite.find_case(&c.id) else {
-            continue;
-        };
-        if let Some(reason) = skip_reason(spec.device_count, devices.len()) {
+        if let Some(reason) = skip_reason(c.devices, devices.len()) {
             let id = c.id.clone();
             let at_ms = reporter.elapsed_ms();
             reporter.event(&Event::CaseSkipped { at_ms, id, reason })?;
@@ -147,8 +144,9 @@ pub fn run(plan: RunPlan, suite: &Suite) -> Result<RunOutcome, DispatchError> {
             None
         }
     };
-    let (reporter, stats, leases_lost) = dispatcher.run();
-    let (report, written) = reporter.finish_keeping_report(plan.flaky_result);
+    let (reporter, mut stats, leases_lost) = dispatcher.run();
+    let (report, written, times) = reporter.finish_timed(plan.flaky_result);
+    stats.reports = times;
     drop(watch);
     drop(sinks);
     drop(plan.report_dir);

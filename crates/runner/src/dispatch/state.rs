@@ -13,6 +13,7 @@ use super::capture::Capture;
 use super::kill::Termination;
 use super::lane_proc::{LaneCommand, LaneProc};
 use super::policy::{Isolation, LaneKind, LaneState, LaneTimes};
+use crate::report::WriteTimes;
 use crate::sink::Sink;
 
 /// The dispatcher's settings for one run.
@@ -35,13 +36,19 @@ pub struct LoopSettings {
     pub isolation: Isolation,
 }
 
-/// What the benchmark reads: the window from the first assignment to the last verdict.
+/// What the benchmarks read (`--stats-out`): the window from the first assignment to the last
+/// verdict, the largest lane's peak RSS and the time the report files took.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct DispatchStats {
     /// Cases with a verdict.
     pub cases: usize,
     /// From the first assignment to the last verdict.
     pub window: Duration,
+    /// The largest peak RSS (KiB) of the lanes the dispatcher closed, read as each was closed
+    /// (all its cases done); `None` when no lane was read.
+    pub lane_peak_rss_kib: Option<u64>,
+    /// How long writing each report file took.
+    pub reports: WriteTimes,
 }
 
 /// One card of the run.
@@ -100,6 +107,9 @@ pub(super) struct Lane {
     pub(super) init_failed: Vec<usize>,
     /// Inits in progress: the card (index), the runtime, and since when.
     pub(super) initing: Vec<(usize, String, Instant)>,
+    /// Inits done whose `built` worker event has not come yet: the card (index) and how long the
+    /// init took.
+    pub(super) inits_done: Vec<(usize, Duration)>,
     /// Cards (indices) whose init the dispatcher ended the lane for (`--init-timeout`).
     pub(super) init_timed_out: Vec<usize>,
     /// Its output since the last case boundary.

@@ -6,6 +6,7 @@
 //! retry: it records what the dispatcher tells it.
 
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use super::console::Progress;
 use super::error::ReportError;
@@ -41,13 +42,48 @@ impl ReportPaths {
     }
 }
 
+/// How long writing each report file took (`--stats-out`, `cargo xtask bench scale`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WriteTimes {
+    /// Every journal line of the run, added up (each appended as its event happened).
+    pub journal: Duration,
+    /// `report.json` (rendering and writing).
+    pub report: Duration,
+    /// `junit.xml`.
+    pub junit: Duration,
+    /// `timeline.svg`.
+    pub timeline: Duration,
+}
+
+impl WriteTimes {
+    /// All of them together.
+    pub fn total(&self) -> Duration {
+        self.journal + self.report + self.junit + self.timeline
+    }
+}
+
 /// Writes `report.json`, `junit.xml` and `timeline.svg` of a finished run into `dir`.
 pub fn write_run_files(dir: &Path, report: &RunReport) -> Result<ReportPaths, ReportError> {
+    write_run_files_timed(dir, report, &mut WriteTimes::default())
+}
+
+/// As [`write_run_files`], adding the time each file took to `times`.
+pub fn write_run_files_timed(
+    dir: &Path,
+    report: &RunReport,
+    times: &mut WriteTimes,
+) -> Result<ReportPaths, ReportError> {
     std::fs::create_dir_all(dir).map_err(|e| ReportError::io("create", dir, e))?;
     let paths = ReportPaths::in_dir(dir);
+    let t = Instant::now();
     write_report(&paths.report, report)?;
+    times.report += t.elapsed();
+    let t = Instant::now();
     write_junit(&paths.junit, report)?;
+    times.junit += t.elapsed();
+    let t = Instant::now();
     write_timeline(&paths.timeline, report)?;
+    times.timeline += t.elapsed();
     Ok(paths)
 }
 
@@ -60,7 +96,13 @@ pub struct Reporter {
     journal: Journal,
     progress: Progress,
     builder: RunBuilder,
+    times: WriteTimes,
+    /// Journal lines not yet written, when batching ([`Reporter::batch_journal`]).
+    pending: Option<Vec<u8>>,
 }
+
+/// A batch of journal lines is written once it holds this many bytes, whatever comes next.
+const BATCH_BYTES: usize = 64 * 1024;
 
 impl Reporter {
     /// Creates the report directory and its journal. `show_progress` is false under
@@ -75,6 +117,8 @@ impl Reporter {
             journal,
             progress,
             builder: RunBuilder::new(info),
+            times: WriteTimes::default(),
+            pending: None,
         })
     }
 
@@ -109,10 +153,45 @@ impl Reporter {
     /// Records an event: appended to the journal, shown on the bars, folded into the report. The
     /// journal line is written first, so a rejected event (an unknown case) is still on record.
     pub fn event(&mut self, event: &Event) -> Result<(), ReportError> {
-        let journaled = self.journal.append(event);
+        let t = Instant::now();
+        let journaled = match &mut self.pending {
+            None => self.journal.append(event),
+            Some(buf) => match self.journal.encode(event, buf) {
+                Ok(()) if buf.len() >= BATCH_BYTES => self.flush_lines(),
+                other => other,
+            },
+        };
+        self.times.journal += t.elapsed();
         self.progress.on_event(event);
         self.builder.apply(event)?;
         journaled
+    }
+
+    /// From now on journal lines are written in batches: each event's line is encoded as it
+    /// happens and the batch is written by [`flush_journal`](Self::flush_journal) (the event loop
+    /// calls it before it waits for anything, so every line is on disk before the run can block)
+    /// or once it holds 64 KiB. A burst of events then costs one `write`, not one per event; a
+    /// dispatcher killed outright (SIGKILL, a second signal) loses at most the lines of the burst
+    /// it was handling.
+    pub fn batch_journal(&mut self) {
+        self.pending.get_or_insert_with(Vec::new);
+    }
+
+    /// Writes the journal lines batched so far (nothing when not batching).
+    pub fn flush_journal(&mut self) -> Result<(), ReportError> {
+        let t = Instant::now();
+        let written = self.flush_lines();
+        self.times.journal += t.elapsed();
+        written
+    }
+
+    fn flush_lines(&mut self) -> Result<(), ReportError> {
+        let Some(buf) = &mut self.pending else {
+            return Ok(());
+        };
+        let written = self.journal.write_lines(buf);
+        buf.clear();
+        written
     }
 
     /// Ends the run: appends `run_finished`, derives the verdicts, writes `report.json`,
@@ -127,14 +206,35 @@ impl Reporter {
     /// the files) comes back even when writing a file failed, with that failure beside it: the
     /// run's verdicts stand on their own.
     pub fn finish_keeping_report(self, flaky_result: FlakyResult) -> (RunReport, Result<(), ReportError>) {
-        let duration_ms = self.elapsed_ms();
-        let report = self.builder.finish(duration_ms, flaky_result);
-        let journaled = self.journal.append(&Event::RunFinished {
-            at_ms: duration_ms,
-            summary: report.summary,
-        });
-        self.progress.finish();
-        let written = write_run_files(&self.dir, &report).map(|_| ()).and(journaled);
+        let (report, written, _) = self.finish_timed(flaky_result);
         (report, written)
+    }
+
+    /// As [`finish_keeping_report`](Self::finish_keeping_report), with the time each report file
+    /// took to write.
+    pub fn finish_timed(
+        mut self,
+        flaky_result: FlakyResult,
+    ) -> (RunReport, Result<(), ReportError>, WriteTimes) {
+        let duration_ms = self.elapsed_ms();
+        let t = Instant::now();
+        let batched = self.flush_lines();
+        self.times.journal += t.elapsed();
+        let report = self.builder.finish(duration_ms, flaky_result);
+        let t = Instant::now();
+        let journaled = self
+            .journal
+            .append(&Event::RunFinished {
+                at_ms: duration_ms,
+                summary: report.summary,
+            })
+            .and(batched);
+        self.times.journal += t.elapsed();
+        self.progress.finish();
+        let mut times = self.times;
+        let written = write_run_files_timed(&self.dir, &report, &mut times)
+            .map(|_| ())
+            .and(journaled);
+        (report, written, times)
     }
 }
