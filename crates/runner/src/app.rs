@@ -355,6 +355,7 @@ fn write_stats(path: &Path, stats: &DispatchStats) {
             "report.json": us(r.report),
             "junit.xml": us(r.junit),
             "timeline.svg": us(r.timeline),
+            "files": us(r.files),
             "total": us(r.total()),
         },
     });

@@ -109,11 +109,10 @@ pub fn run(plan: RunPlan, suite: &Suite) -> Result<RunOutcome, DispatchError> {
         devices: devices.clone(),
         cases: work.cases().len() as u64,
     })?;
-    for i in 0..work.cases().len() {
-        let c = work.case(i);
+    reporter.add_cases(work.cases().iter().map(|c| {
         let class = &suite.classes[c.class];
-        reporter.add_case(&c.id, &class.name, &class.runtime.name)?;
-    }
+        (c.id.as_str(), class.name.as_str(), class.runtime.name.as_str())
+    }))?;
     for i in 0..work.cases().len() {
         let c = work.case(i);
         if let Some(reason) = skip_reason(c.devices, devices.len()) {

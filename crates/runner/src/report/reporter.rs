@@ -53,12 +53,15 @@ pub struct WriteTimes {
     pub junit: Duration,
     /// `timeline.svg`.
     pub timeline: Duration,
+    /// `report.json`, `junit.xml` and `timeline.svg` from start to end (they are written at the
+    /// same time, each on its own thread).
+    pub files: Duration,
 }
 
 impl WriteTimes {
-    /// All of them together.
+    /// The wall time the reports cost: the journal's lines and the three files.
     pub fn total(&self) -> Duration {
-        self.journal + self.report + self.junit + self.timeline
+        self.journal + self.files
     }
 }
 
@@ -75,15 +78,32 @@ pub fn write_run_files_timed(
 ) -> Result<ReportPaths, ReportError> {
     std::fs::create_dir_all(dir).map_err(|e| ReportError::io("create", dir, e))?;
     let paths = ReportPaths::in_dir(dir);
+    let timed = |write: fn(&Path, &RunReport) -> Result<(), ReportError>, path: &Path| {
+        let t = Instant::now();
+        let written = write(path, report);
+        (written, t.elapsed())
+    };
+    // Three independent writers of the same report: each on its own thread, so a large run's
+    // files take as long as the slowest of them, not their sum.
     let t = Instant::now();
-    write_report(&paths.report, report)?;
-    times.report += t.elapsed();
-    let t = Instant::now();
-    write_junit(&paths.junit, report)?;
-    times.junit += t.elapsed();
-    let t = Instant::now();
-    write_timeline(&paths.timeline, report)?;
-    times.timeline += t.elapsed();
+    let ((json, json_t), (junit, junit_t), (timeline, timeline_t)) = std::thread::scope(|s| {
+        let junit = s.spawn(|| timed(write_junit, &paths.junit));
+        let timeline = s.spawn(|| timed(write_timeline, &paths.timeline));
+        let json = timed(write_report, &paths.report);
+        let join = |h: std::thread::ScopedJoinHandle<'_, (Result<(), ReportError>, Duration)>,
+                    path: &Path| {
+            h.join().unwrap_or_else(|_| {
+                let e = std::io::Error::other("its writer panicked");
+                (Err(ReportError::io("write", path, e)), Duration::ZERO)
+            })
+        };
+        (json, join(junit, &paths.junit), join(timeline, &paths.timeline))
+    });
+    times.files += t.elapsed();
+    times.report += json_t;
+    times.junit += junit_t;
+    times.timeline += timeline_t;
+    json.and(junit).and(timeline)?;
     Ok(paths)
 }
 
@@ -148,6 +168,28 @@ impl Reporter {
         self.builder.add_case(id, class, runtime)?;
         self.progress.grow(1);
         Ok(())
+    }
+
+    /// Adds selected cases `(id, class, runtime)` (before the run starts); the progress bar grows
+    /// once, by their number.
+    pub fn add_cases<'a>(
+        &mut self,
+        cases: impl IntoIterator<Item = (&'a str, &'a str, &'a str)>,
+    ) -> Result<(), ReportError> {
+        let mut n = 0;
+        let mut added = Ok(());
+        for (id, class, runtime) in cases {
+            added = self
+                .builder
+                .add_case(id, class, runtime)
+                .map_err(ReportError::from);
+            if added.is_err() {
+                break;
+            }
+            n += 1;
+        }
+        self.progress.grow(n);
+        added
     }
 
     /// Records an event: appended to the journal, shown on the bars, folded into the report. The
