@@ -173,6 +173,17 @@ fn a_failed_reset_gets_a_fresh_process_in_every_mode() {
                 sunk.iter().any(|s| s == &ids[2] || s == "VectorAdd::"),
                 "{mode}: {sunk:?}"
             );
+            // One card: the trigger's retry is still queued when the fresh lane starts, so it
+            // runs in that lane's pass (the freshly started card), not in a lane after it.
+            let fresh_pid = r.devices_health["0"]
+                .iter()
+                .find(|h| h.name() == "fresh_process")
+                .and_then(|h| h.pid);
+            assert_eq!(
+                case(&r, trigger).attempts[1].pid,
+                fresh_pid,
+                "{mode}: the retry ran outside the fresh lane"
+            );
         }
     }
 }

@@ -227,6 +227,9 @@ impl Dispatcher {
             AttemptDecision::Retry { reason } => {
                 self.record(Event::RetryScheduled { at_ms, id, reason });
                 self.work.push_retry(i);
+                if self.work.case(i).devices <= 1 {
+                    self.cards[card].retries.push(i);
+                }
             }
             AttemptDecision::Final => {
                 self.work.finish(i);

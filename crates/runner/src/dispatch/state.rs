@@ -68,6 +68,9 @@ pub(super) struct Card {
     /// Lanes ended in a row for an init past `--init-timeout` on this card (reset when an init
     /// on it completes; the second quarantines it).
     pub(super) init_timeouts: u32,
+    /// Cases whose failed attempt on this card was queued for a retry since its lane started (a
+    /// fresh lane's pass takes the ones still queued: [`super::policy::fresh_pass`]).
+    pub(super) retries: Vec<usize>,
 }
 
 impl Card {
@@ -81,6 +84,7 @@ impl Card {
             replacement: None,
             multi_init_failures: 0,
             init_timeouts: 0,
+            retries: Vec::new(),
         }
     }
 }

@@ -166,6 +166,18 @@ impl Work {
         }
     }
 
+    /// Takes a queued single-card case out of the queue to hand it out another way (a fresh
+    /// lane's pass); `false` when it is not queued (already handed out, or finished).
+    pub fn unqueue(&mut self, i: usize) -> bool {
+        let before: usize = self.queue.iter().map(|u| u.cases.len()).sum();
+        for u in &mut self.queue {
+            u.cases.retain(|c| *c != i);
+        }
+        self.queue.retain(|u| !u.cases.is_empty());
+        let after: usize = self.queue.iter().map(|u| u.cases.len()).sum();
+        after < before
+    }
+
     /// Whether multi-card cases wait for the multi-card phase.
     pub fn has_multi(&self) -> bool {
         !self.multi.is_empty()

@@ -108,6 +108,22 @@ pub fn closes_now(l: &LaneState) -> bool {
     l.alive && !l.closing && !l.killing && l.outstanding == 0 && done_by_design
 }
 
+/// A fresh lane's one bounded pass: the cases its card's poison sink named, in sink order, then
+/// the still-queued retries of cases that failed on that card (the trigger that poisoned it), each
+/// once. The fresh process is the freshly reset card DESIGN step 6 retries on, and its worker is
+/// built anyway: handed to a busy lane instead, a retry waits behind that lane's unit and costs it
+/// another init. Retries go last so a trigger that poisons again never costs the sink's cases
+/// their run.
+pub fn fresh_pass(sink: Vec<usize>, queued_retries: Vec<usize>) -> Vec<usize> {
+    let mut pass = sink;
+    for i in queued_retries {
+        if !pass.contains(&i) {
+            pass.push(i);
+        }
+    }
+    pass
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,6 +190,25 @@ mod tests {
         ];
         for (what, l, want) in rows {
             assert_eq!(closes_now(&l), want, "{what}");
+        }
+    }
+
+    /// A row of the fresh-pass table: what, the sink's cases, the queued retries, the pass.
+    type PassRow = (&'static str, &'static [usize], &'static [usize], &'static [usize]);
+
+    #[test]
+    fn fresh_pass_table() {
+        #[rustfmt::skip]
+        let rows: [PassRow; 6] = [
+            ("the sink alone",                 &[4, 5, 6], &[],     &[4, 5, 6]),
+            ("the trigger's retry goes last",  &[4, 5, 6], &[3],    &[4, 5, 6, 3]),
+            ("retries in their order",         &[4],       &[3, 1], &[4, 3, 1]),
+            ("a retry the sink names, once",   &[4, 3],    &[3],    &[4, 3]),
+            ("a retry alone",                  &[],        &[3],    &[3]),
+            ("a retry scheduled twice, once",  &[4],       &[3, 3], &[4, 3]),
+        ];
+        for (what, sink, retries, want) in rows {
+            assert_eq!(fresh_pass(sink.to_vec(), retries.to_vec()), want, "{what}");
         }
     }
 

@@ -27,7 +27,7 @@ pub mod spawn;
 pub mod watchdog;
 
 pub use blame::{blame, Blame, DeathFacts};
-pub use handout::{closes_now, take, wants_work, Isolation, LaneState, Take, BATCHES_IN_FLIGHT};
+pub use handout::{closes_now, fresh_pass, take, wants_work, Isolation, LaneState, Take, BATCHES_IN_FLIGHT};
 pub use lane_exit::{after_exit, ExitDecision, ExitFacts, InitFailure, LaneKind};
 pub use quarantine::{
     after_init_timeout, multi_card_phase, InitTimeoutStep, MultiFacts, MultiInitStep, MultiPhase,
