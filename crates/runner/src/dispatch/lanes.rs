@@ -172,20 +172,26 @@ impl Dispatcher {
         }
     }
 
-    /// Starts a regular lane on every healthy card that has none while work is queued.
+    /// Starts a regular lane on every healthy card that has none while work is queued. At the
+    /// run's start each lane gets its first unit as soon as it is spawned: it then builds its
+    /// worker while the next ones are spawned (a spawn from a large dispatcher waits for the
+    /// child's exec) instead of waiting for the last of them; the lanes and their first units are
+    /// the ones the round-robin hand-out would give. Later (a replacement lane) the round-robin
+    /// alone hands out, so a live idle lane comes before a new one.
     fn ensure_lanes(&mut self) {
-        if self.finishing.is_some() {
+        if self.finishing.is_some() || !self.work.has_queued() {
             return;
         }
+        let first_round = self.lanes.is_empty();
         for card in 0..self.cards.len() {
-            if !self.work.has_queued() {
-                break;
-            }
             let c = &self.cards[card];
             if c.quarantined || c.lane.is_some() {
                 continue;
             }
             self.spawn(card, Start::Regular);
+            if let Some(id) = self.cards[card].lane.filter(|_| first_round) {
+                self.give_one(id);
+            }
         }
     }
 
@@ -221,25 +227,33 @@ impl Dispatcher {
                 if !self.work.has_queued() {
                     return;
                 }
-                let l = &self.lanes[id];
-                let card = l.card;
-                let isolation = self.settings.isolation;
-                if policy::wants_work(&l.state(self.cards[card].quarantined, isolation))
-                    && self.lease_holds(card)
-                {
-                    let unit = match policy::take(isolation) {
-                        Take::Unit => self.work.pop(),
-                        Take::AtMost(n) => self.work.pop_at_most(n),
-                    };
-                    if let Some(unit) = unit {
-                        self.assign(id, unit);
-                        gave = true;
-                    }
-                }
+                gave |= self.give_one(id);
             }
             if !gave {
                 return;
             }
+        }
+    }
+
+    /// Gives lane `id` the queue's next unit (or its front, in `case`) when the hand-out rule
+    /// says it takes one; returns whether it did.
+    fn give_one(&mut self, id: usize) -> bool {
+        let l = &self.lanes[id];
+        let card = l.card;
+        let isolation = self.settings.isolation;
+        if !policy::wants_work(&l.state(self.cards[card].quarantined, isolation)) || !self.lease_holds(card) {
+            return false;
+        }
+        let unit = match policy::take(isolation) {
+            Take::Unit => self.work.pop(),
+            Take::AtMost(n) => self.work.pop_at_most(n),
+        };
+        match unit {
+            Some(unit) => {
+                self.assign(id, unit);
+                true
+            }
+            None => false,
         }
     }
 

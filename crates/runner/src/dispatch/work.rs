@@ -5,7 +5,9 @@
 //! retry) in hand-out order, attempt counts, and which cases have their final verdict. It never
 //! talks to a lane and never records a report event.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+
+use rustc_hash::FxHashMap;
 
 use crate::case::Suite;
 use crate::select::Selection;
@@ -48,7 +50,7 @@ pub struct Unit {
 #[derive(Debug, Default)]
 pub struct Work {
     cases: Vec<CaseState>,
-    index: HashMap<String, usize>,
+    index: FxHashMap<String, usize>,
     queue: VecDeque<Unit>,
     multi: VecDeque<usize>,
     open: usize,

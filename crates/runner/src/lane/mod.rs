@@ -9,6 +9,7 @@
 //! case.
 //!
 //! - `session`: the lane's main loop: runs cases, applies the heal and escalation decisions.
+//! - `case_index`: the lane's suite with its cases found by id in constant time.
 //! - `heal`: step 3 and 4's decisions (keep or retire the pooled worker, escalate or go on), pure
 //!   functions with table tests;
 //! - `escalate`: the poison-sink records of an escalation (which selectors a fresh process re-runs).
@@ -24,6 +25,7 @@
 
 mod c_stdio;
 mod card_thread;
+mod case_index;
 pub mod escalate;
 pub mod heal;
 mod hooks;
