@@ -172,26 +172,24 @@ impl Dispatcher {
         }
     }
 
-    /// Starts a regular lane on every healthy card that has none while work is queued. At the
-    /// run's start each lane gets its first unit as soon as it is spawned: it then builds its
-    /// worker while the next ones are spawned (a spawn from a large dispatcher waits for the
-    /// child's exec) instead of waiting for the last of them; the lanes and their first units are
-    /// the ones the round-robin hand-out would give. Later (a replacement lane) the round-robin
-    /// alone hands out, so a live idle lane comes before a new one.
+    /// Starts a regular lane on every healthy card that has none while work is queued. Lanes get
+    /// their work after all of them are spawned: a lane that ran while another was being spawned
+    /// could reach a point where a second signal kills the live lanes and exits, while the
+    /// half-spawned child (not yet live) still holds the run's descriptors, its card leases among
+    /// them.
     fn ensure_lanes(&mut self) {
-        if self.finishing.is_some() || !self.work.has_queued() {
+        if self.finishing.is_some() {
             return;
         }
-        let first_round = self.lanes.is_empty();
         for card in 0..self.cards.len() {
+            if !self.work.has_queued() {
+                break;
+            }
             let c = &self.cards[card];
             if c.quarantined || c.lane.is_some() {
                 continue;
             }
             self.spawn(card, Start::Regular);
-            if let Some(id) = self.cards[card].lane.filter(|_| first_round) {
-                self.give_one(id);
-            }
         }
     }
 
