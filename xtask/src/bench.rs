@@ -1,96 +1,128 @@
-//! `cargo xtask bench dispatch`: the runner's own overhead. Builds the suite binary in release
-//! mode and runs its benchmark suite (2000 trivial cases in 20 classes of one runtime, bodies that
-//! do no device work) on 2 simulated cards, each in its own temporary sim root, lock directory and
-//! report directory. The last line is `dispatch: <N> cases/s, <M> us/case`, M being the wall time
-//! from the first assignment to the last verdict divided by the number of cases.
+//! `cargo xtask bench dispatch|recovery|scale`: the runner's benchmarks, each on the suite binary
+//! built in release mode, each run in a sandbox of its own (`bench_sandbox`).
+//!
+//! - `dispatch`: the runner's own overhead: its benchmark suite (2000 trivial cases in 20 classes
+//!   of one runtime, bodies that do no device work) on 2 simulated cards. The last line is
+//!   `dispatch: <N> cases/s, <M> us/case`, M being the wall time from the first assignment to the
+//!   last verdict divided by the number of cases.
+//! - `recovery`: what a fault costs beyond its floor, and what process isolation costs
+//!   (`bench_recovery`).
+//! - `scale`: 100,000 trivial cases in 1,000 classes on 8 cards (`bench_scale`).
+//!
+//! Speed is measured here, never asserted in tests: the tests run each command on a small size
+//! and check its lines.
 
 use std::path::Path;
-use std::process::{Command, ExitCode};
+use std::process::ExitCode;
 
-use crate::onboard::{build_suite, target_dir};
-
-/// What to benchmark.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Which {
-    /// The dispatcher and lanes on trivial cases.
-    Dispatch,
-}
+use crate::bench_sandbox::{RunSpec, Sandbox};
+use crate::onboard::build_suite;
+use crate::{bench_recovery, bench_scale};
 
 /// Arguments.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The benchmark.
-    #[arg(value_enum)]
+    #[command(subcommand)]
     which: Which,
+}
+
+/// What to benchmark.
+#[derive(Debug, clap::Subcommand)]
+enum Which {
+    /// The dispatcher and lanes on trivial cases.
+    Dispatch,
+    /// What each fault costs beyond its floor, and what each isolation mode costs.
+    Recovery {
+        /// Runs of each configuration (the median is reported).
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+        runs: u32,
+        /// Every init's delay on the simulated cards, standing for CANN's device init.
+        #[arg(long, value_name = "MS", default_value_t = 300)]
+        init_delay_ms: u64,
+        /// The sim's op-execute timeout.
+        #[arg(long, value_name = "MS", default_value_t = 500,
+              value_parser = clap::value_parser!(u64).range(2..))]
+        op_timeout_ms: u64,
+    },
+    /// Trivial cases at a large host's size.
+    Scale {
+        /// Trivial cases.
+        #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u32).range(1..))]
+        cases: u32,
+        /// Classes they are spread over.
+        #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..))]
+        classes: u32,
+        /// Simulated cards.
+        #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=64))]
+        cards: u32,
+        /// Runs (the median is reported).
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+        runs: u32,
+    },
 }
 
 /// Runs the command.
 pub fn run(args: Args) -> ExitCode {
-    match args.which {
-        Which::Dispatch => match dispatch() {
-            Ok(line) => {
-                println!("{line}");
-                ExitCode::SUCCESS
+    let name = match &args.which {
+        Which::Dispatch => "dispatch",
+        Which::Recovery { .. } => "recovery",
+        Which::Scale { .. } => "scale",
+    };
+    let result = build_suite(true).and_then(|exe| {
+        let mut out = std::io::stdout().lock();
+        let mut log = std::io::stderr().lock();
+        match args.which {
+            Which::Dispatch => dispatch(&exe, &mut out),
+            Which::Recovery {
+                runs,
+                init_delay_ms,
+                op_timeout_ms,
+            } => {
+                let s = bench_recovery::Settings {
+                    runs,
+                    init_delay_ms,
+                    op_timeout_ms,
+                };
+                bench_recovery::recovery(&exe, s, &mut out, &mut log).map(|_| ())
             }
-            Err(e) => {
-                eprintln!("error: bench dispatch: {e}");
-                ExitCode::from(1)
+            Which::Scale {
+                cases,
+                classes,
+                cards,
+                runs,
+            } => {
+                let s = bench_scale::Settings {
+                    cases,
+                    classes,
+                    cards,
+                    runs,
+                };
+                bench_scale::scale(&exe, s, &mut out, &mut log).map(|_| ())
             }
-        },
+        }
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: bench {name}: {e}");
+            ExitCode::from(1)
+        }
     }
 }
 
-fn dispatch() -> Result<String, String> {
-    let exe = build_suite(true)?;
-    let work = target_dir()
-        .join("bench-dispatch")
-        .join(std::process::id().to_string());
-    let result = run_in(&exe, &work);
-    let _ = std::fs::remove_dir_all(&work);
-    result
-}
-
-fn run_in(exe: &Path, work: &Path) -> Result<String, String> {
-    let dirs = ["sim", "locks", "report"].map(|d| work.join(d));
-    for d in &dirs {
-        std::fs::create_dir_all(d).map_err(|e| format!("cannot create {}: {e}", d.display()))?;
-    }
-    let stats = work.join("stats.json");
-    let out = Command::new(exe)
-        .args([
-            "--arch",
-            "a5",
-            "--platform",
-            "sim",
-            "--devices",
-            "0,1",
-            "--suite",
-            "bench",
-            "--no-progress",
-            // A config file of the checkout must not change what is measured.
-            "--no-config",
-        ])
-        .arg("--report-dir")
-        .arg(&dirs[2])
-        .arg("--stats-out")
-        .arg(&stats)
-        .env("ONBOARD_SIM_ROOT", &dirs[0])
-        .env("ONBOARD_LOCK_DIR", &dirs[1])
-        .env("ONBOARD_SIM_CARDS", "2")
-        .env_remove("ONBOARD_SIM_FAULTS")
-        .output()
-        .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
-    if !out.status.success() {
-        return Err(format!(
-            "the benchmark run failed ({}):\n{}{}",
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    let text =
-        std::fs::read_to_string(&stats).map_err(|e| format!("cannot read {}: {e}", stats.display()))?;
-    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("bad stats: {e}"))?;
+/// The dispatch benchmark; prints its line to `out`.
+pub fn dispatch(exe: &Path, out: &mut dyn std::io::Write) -> Result<(), String> {
+    let mut sandbox = Sandbox::new("dispatch")?;
+    let spec = RunSpec {
+        args: ["--arch", "a5", "--devices", "0,1", "--suite", "bench"]
+            .map(str::to_owned)
+            .to_vec(),
+        cards: 2,
+        timeouts_ms: None,
+    };
+    let run = sandbox.run(exe, &spec)?;
+    let v = &run.stats;
     let cases = v["cases"]
         .as_u64()
         .filter(|c| *c > 0)
@@ -101,5 +133,98 @@ fn run_in(exe: &Path, work: &Path) -> Result<String, String> {
         .ok_or("stats have no window")?;
     let per_case = window_us as f64 / cases as f64;
     let per_sec = cases as f64 * 1e6 / window_us as f64;
-    Ok(format!("dispatch: {per_sec:.0} cases/s, {per_case:.1} us/case"))
+    let _ = writeln!(out, "dispatch: {per_sec:.0} cases/s, {per_case:.1} us/case");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(bytes: &[u8]) -> Vec<String> {
+        String::from_utf8_lossy(bytes)
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// Each bench command runs on a small size and prints its lines (speed is never asserted).
+    #[test]
+    fn every_bench_runs_on_a_small_size_and_prints_its_lines() {
+        let exe = build_suite(false).expect("the suite binary builds");
+        let mut out = Vec::new();
+        dispatch(&exe, &mut out).unwrap();
+        let l = lines(&out);
+        assert_eq!(l.len(), 1, "{l:?}");
+        assert!(
+            l[0].starts_with("dispatch: ") && l[0].ends_with(" us/case"),
+            "{l:?}"
+        );
+
+        let mut out = Vec::new();
+        let s = bench_scale::Settings {
+            cases: 2000,
+            classes: 20,
+            cards: 2,
+            runs: 1,
+        };
+        bench_scale::scale(&exe, s, &mut out, &mut std::io::sink()).unwrap();
+        let l = lines(&out);
+        assert_eq!(l.len(), 5, "{l:?}");
+        for (line, file) in l.iter().zip(crate::bench_sandbox::REPORT_FILES) {
+            assert!(line.starts_with(&format!("scale: {file} ")), "{line}");
+            assert!(line.contains(" MiB, written in "), "{line}");
+        }
+        let last = &l[4];
+        assert!(last.starts_with("scale: 2000 cases on 2 cards, "), "{last}");
+        for part in [
+            "us/case; dispatcher peak RSS ",
+            " MiB; lane peak RSS ",
+            " MiB; timeline.svg ",
+        ] {
+            assert!(last.contains(part), "{last}");
+        }
+        assert!(
+            last.contains(" MiB; reports written in ") && last.ends_with(" ms"),
+            "{last}"
+        );
+
+        let mut out = Vec::new();
+        let s = bench_recovery::Settings {
+            runs: 1,
+            init_delay_ms: 20,
+            op_timeout_ms: 100,
+        };
+        let worst = bench_recovery::recovery(&exe, s, &mut out, &mut std::io::sink()).unwrap();
+        assert!(worst.is_finite(), "{worst}");
+        let l = lines(&out);
+        let want = [
+            "fault op_timeout: overhead ",
+            "fault launch_fail: overhead ",
+            "fault crash: overhead ",
+            "fault fresh_process: overhead ",
+            "isolation pool: ",
+            "isolation class: ",
+            "isolation case: ",
+            "recovery: worst fault ratio ",
+        ];
+        assert_eq!(l.len(), want.len(), "{l:?}");
+        for (line, start) in l.iter().zip(want) {
+            assert!(line.starts_with(start), "{line}");
+        }
+        for line in &l[..4] {
+            assert!(
+                line.contains(" ms, floor ") && line.contains(" ms, ratio "),
+                "{line}"
+            );
+        }
+        for line in &l[4..7] {
+            assert!(line.ends_with("x of pool"), "{line}");
+        }
+        assert!(
+            l[7].contains("; case isolation ") && l[7].ends_with("x slower than pool"),
+            "{}",
+            l[7]
+        );
+    }
 }

@@ -1,6 +1,9 @@
 //! `cargo xtask`: the project's commands. One file per command; this file only dispatches.
 
 mod bench;
+mod bench_recovery;
+mod bench_sandbox;
+mod bench_scale;
 mod bindgen;
 mod build_kernels;
 mod chaos;

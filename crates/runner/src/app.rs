@@ -51,13 +51,15 @@ pub fn main(builtin: fn(Arch) -> Suite) -> ExitCode {
     }
     let suite = match cli.suite {
         SuiteArg::Builtin => builtin(cli.arch),
-        SuiteArg::Bench => bench_suite::suite(),
+        SuiteArg::Bench => bench_suite::sized(cli.bench_cases, cli.bench_classes),
     };
+    if cli.lane {
+        // The dispatcher validated this very suite (the same binary, the same flags) before it
+        // started the lane.
+        return lane_main(&cli, suite);
+    }
     if let Err(e) = suite.validate() {
         return usage(&format!("the {} suite is invalid: {e}", cli.suite.name()));
-    }
-    if cli.lane {
-        return lane_main(&cli, suite);
     }
     match dispatch_main(&cli, &suite) {
         Ok(code) => code,
@@ -226,6 +228,7 @@ fn dispatch_main(cli: &Cli, suite: &Suite) -> Result<ExitCode, String> {
         progress: !s.no_progress.value,
         command,
         missing_kernels,
+        isolation: s.isolation.value.into(),
     };
     let outcome = match dispatch::run(plan, suite) {
         Ok(o) => o,
@@ -297,6 +300,17 @@ fn lane_command(cli: &Cli, info: &PlatformInfo, faults: Option<&String>) -> Resu
             .then(|| OsString::from(crate::protocol::TEST_HOOKS_FLAG)),
     )
     .collect();
+    let mut args = args;
+    if cli.suite == SuiteArg::Bench {
+        // The lanes build the same benchmark suite.
+        for (flag, n) in [
+            ("--bench-cases", cli.bench_cases),
+            ("--bench-classes", cli.bench_classes),
+        ] {
+            args.push(OsString::from(flag));
+            args.push(OsString::from(n.to_string()));
+        }
+    }
     let mut env = Vec::new();
     if info.platform == Platform::Onboard {
         // The CANN-ABI simulator library reads its plan from the environment.
@@ -339,10 +353,24 @@ fn target_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("target"))
 }
 
+/// The benchmarks' figures (`--stats-out`): the dispatch window, the dispatcher's peak RSS (read
+/// here, after the reports are written), the largest lane's and each report file's write time.
 fn write_stats(path: &Path, stats: &DispatchStats) {
+    let us = |d: std::time::Duration| u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
+    let r = &stats.reports;
     let json = serde_json::json!({
         "cases": stats.cases,
-        "window_us": u64::try_from(stats.window.as_micros()).unwrap_or(u64::MAX),
+        "window_us": us(stats.window),
+        "dispatcher_peak_rss_kib": dispatch::peak_rss_kib("self"),
+        "lane_peak_rss_kib": stats.lane_peak_rss_kib,
+        "reports_write_us": {
+            "journal.jsonl": us(r.journal),
+            "report.json": us(r.report),
+            "junit.xml": us(r.junit),
+            "timeline.svg": us(r.timeline),
+            "files": us(r.files),
+            "total": us(r.total()),
+        },
     });
     if let Err(e) = std::fs::write(path, format!("{json}\n")) {
         tracing::warn!(path = %path.display(), "cannot write the dispatch stats: {e}");

@@ -16,7 +16,7 @@ use std::time::Duration;
 use clap::{Parser, ValueEnum};
 use platform_common::{Arch, DeviceId};
 
-use crate::dispatch::DeviceSpec;
+use crate::dispatch::{DeviceSpec, Isolation};
 use crate::report::model::{FlakyResult, Platform};
 use crate::select::{Partition, Selector};
 
@@ -65,12 +65,34 @@ pub enum ListFormat {
     Json,
 }
 
+/// `--isolation`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum IsolationArg {
+    /// One lane process per card for the whole run (containment keeps it healthy).
+    Pool,
+    /// Every class in a fresh lane process.
+    Class,
+    /// Every case in a fresh lane process.
+    Case,
+}
+
+impl From<IsolationArg> for Isolation {
+    fn from(i: IsolationArg) -> Self {
+        match i {
+            IsolationArg::Pool => Isolation::Pool,
+            IsolationArg::Class => Isolation::Class,
+            IsolationArg::Case => Isolation::Case,
+        }
+    }
+}
+
 /// `--suite` (hidden).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum SuiteArg {
     /// The built-in suite.
     Builtin,
-    /// 2000 trivial cases in 20 classes of one runtime (`cargo xtask bench dispatch`).
+    /// Trivial cases in classes of one runtime (`cargo xtask bench dispatch`, `bench scale`;
+    /// sized by `--bench-cases` and `--bench-classes`).
     Bench,
 }
 
@@ -133,6 +155,12 @@ pub struct Cli {
     #[arg(long, value_name = "SECS", value_parser = parse_secs)]
     pub init_timeout: Option<Duration>,
 
+    /// How much a lane process runs before a fresh one replaces it: pool (one per card for the
+    /// run; the default), class (every class in a fresh process) or case (every case in a fresh
+    /// process).
+    #[arg(long, value_enum)]
+    pub isolation: Option<IsolationArg>,
+
     /// Fault plan for simulated cards (rules separated by ';', e.g. 'dev=1:op_timeout@3').
     #[arg(long, value_name = "PLAN")]
     pub faults: Option<String>,
@@ -187,12 +215,21 @@ pub struct Cli {
     #[arg(long, hide = true, value_enum, default_value = "builtin")]
     pub suite: SuiteArg,
 
+    /// With --suite bench: the number of trivial cases.
+    #[arg(long, hide = true, default_value_t = crate::bench_suite::CASES, value_parser = parse_count)]
+    pub bench_cases: u32,
+
+    /// With --suite bench: the number of classes they are spread over.
+    #[arg(long, hide = true, default_value_t = crate::bench_suite::CLASSES, value_parser = parse_count)]
+    pub bench_classes: u32,
+
     /// Honour the test-only lane hooks (ONBOARD_TEST_LANE_PAUSE, ONBOARD_TEST_LANE_EXIT); the
     /// dispatcher passes it on to its lanes. Tests only.
     #[arg(long, hide = true)]
     pub test_hooks: bool,
 
-    /// Write the dispatch window (first assignment to last verdict) as JSON to this file.
+    /// Write the benchmarks' figures as JSON to this file (the dispatch window from the first
+    /// assignment to the last verdict, peak RSS, report write times).
     #[arg(long, hide = true, value_name = "FILE")]
     pub stats_out: Option<PathBuf>,
 }
@@ -414,6 +451,7 @@ mod tests {
         };
         assert_eq!(cli.exclude, ["tag:sdma".parse().unwrap(), "A".parse().unwrap()]);
         assert_eq!(cli.format, ListFormat::Json);
+        assert_eq!(cli.isolation, None);
     }
 
     #[test]
@@ -427,6 +465,7 @@ mod tests {
             (vec!["--arch", "a5", "--case", "A::b::c"], "A::b::c"),
             (vec!["--arch", "a5", "--retries", "-1"], "-1"),
             (vec!["--arch", "a5", "--flaky-result", "maybe"], "maybe"),
+            (vec!["--arch", "a5", "--isolation", "thread"], "thread"),
             (vec!["--arch", "a5", "--case-timeout", "0"], "0"),
             (vec!["--arch", "a5", "--case-timeout", "soon"], "soon"),
             (vec!["--arch", "a5", "--partition", "hash:3/2"], "hash:3/2"),

@@ -124,3 +124,105 @@ fn timeline_escapes_text_and_shows_cards_only_attempts_name() {
     write_timeline(&path, &report).unwrap();
     assert_eq!(std::fs::read_to_string(&path).unwrap(), svg);
 }
+
+/// A 100,000-case run on 8 cards: boxes narrower than a pixel merge into runs, a failed and a
+/// flaky case keep their own boxes, the file stays under 5 MiB, and it renders to a PNG
+/// (`rsvg-convert`, which `.ci/run` installs) of the SVG's size.
+#[test]
+fn a_hundred_thousand_case_timeline_is_bounded_and_renders() {
+    const CASES: u64 = 100_000;
+    const CARDS: u64 = 8;
+    let mut b = RunBuilder::new(report_fixture::info("big", (0..CARDS as u32).collect()));
+    let id = |i: u64| format!("C{:03}::c{:03}", i / 100, i % 100);
+    for i in 0..CASES {
+        b.add_case(&id(i), &format!("C{:03}", i / 100), "rt").unwrap();
+    }
+    let attempt = |card: u64, started_ms: u64, outcome: AttemptOutcome| Attempt {
+        device: Some(card as u32),
+        pid: Some(100 + card as u32),
+        outcome,
+        duration_ms: 0,
+        started_ms,
+        error: (outcome != AttemptOutcome::Passed).then(|| {
+            runner::report::ErrorReport::new(platform_common::FailureClass::DeviceRuntime, "poisoned")
+        }),
+        output: Default::default(),
+    };
+    // Each card runs its share back to back, one case every 0.1 ms.
+    let (failed, flaky) = (12_345, 67_890);
+    for i in 0..CASES {
+        let (card, t) = (i % CARDS, i / CARDS / 10);
+        let first = if i == failed || i == flaky {
+            AttemptOutcome::Failed
+        } else {
+            AttemptOutcome::Passed
+        };
+        b.push_attempt(&id(i), attempt(card, t, first)).unwrap();
+        if i == flaky {
+            b.push_attempt(&id(i), attempt(card, t + 1, AttemptOutcome::Passed))
+                .unwrap();
+        }
+    }
+    let report = b.finish(CASES / CARDS / 10 + 1, FlakyResult::Pass);
+    let svg = to_svg(&report);
+    assert!(svg.len() < 5 << 20, "timeline.svg is {} bytes", svg.len());
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    let rows = rows(&doc);
+    assert_eq!(rows.len(), CARDS as usize);
+    let runs: usize = rows
+        .iter()
+        .flat_map(|r| r.descendants())
+        .filter(|n| n.attribute("class").is_some_and(|c| c.starts_with("run ")))
+        .count();
+    assert!(runs > 0, "narrow boxes were merged into runs");
+    let merged: u64 = rows
+        .iter()
+        .flat_map(|r| r.descendants())
+        .filter_map(|n| n.attribute("data-count"))
+        .map(|c| c.parse::<u64>().unwrap())
+        .sum();
+    assert!(merged > CASES / 2, "most attempts are in runs: {merged}");
+    let failed_boxes: usize = rows.iter().map(|r| classed(*r, "attempt failed")).sum();
+    assert_eq!(
+        failed_boxes, 2,
+        "the failed case's and the flaky case's failed attempts"
+    );
+    let tips: Vec<&str> = doc
+        .descendants()
+        .filter(|n| n.attribute("class") == Some("attempt failed"))
+        .filter_map(|n| n.children().find(|c| c.has_tag_name("title")))
+        .filter_map(|t| t.text())
+        .collect();
+    for i in [failed, flaky] {
+        assert!(
+            tips.iter().any(|t| t.starts_with(&id(i))),
+            "{} kept its box: {tips:?}",
+            id(i)
+        );
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let (svg_path, png_path) = (dir.path().join("timeline.svg"), dir.path().join("timeline.png"));
+    write_timeline(&svg_path, &report).unwrap();
+    let out = std::process::Command::new("rsvg-convert")
+        .arg("-o")
+        .arg(&png_path)
+        .arg(&svg_path)
+        .output()
+        .expect("rsvg-convert runs (Debian package librsvg2-bin; .ci/run installs it)");
+    assert!(
+        out.status.success(),
+        "rsvg-convert: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let png = std::fs::read(&png_path).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "a PNG");
+    let be = |at: usize| u32::from_be_bytes(png[at..at + 4].try_into().unwrap());
+    let root = doc.root_element();
+    let size = |a: &str| root.attribute(a).unwrap().parse::<f64>().unwrap().round() as u32;
+    assert_eq!(
+        (be(16), be(20)),
+        (size("width"), size("height")),
+        "the PNG has the SVG's size"
+    );
+}

@@ -116,6 +116,7 @@ fn every_setting_takes_each_source_in_order() {
         ("flaky-result", &["--flaky-result", "fail"]),
         ("case-timeout", &["--case-timeout", "3"]),
         ("init-timeout", &["--init-timeout", "3"]),
+        ("isolation", &["--isolation", "case"]),
         ("faults", &["--faults", "dev=0:op_timeout@3"]),
         ("report-dir", &["--report-dir", "/r/flag"]),
         ("no-progress", &["--no-progress"]),
@@ -125,6 +126,7 @@ fn every_setting_takes_each_source_in_order() {
         "devices" => "2",
         "device-num" | "retries" | "case-timeout" | "init-timeout" => "7",
         "flaky-result" => "pass",
+        "isolation" => "class",
         "faults" => "dev=0:op_timeout@7",
         "report-dir" => "/r/env",
         "no-progress" => "false",
@@ -133,6 +135,7 @@ fn every_setting_takes_each_source_in_order() {
     let toml_value = |key: &str| match key {
         "platform" => "\"sim\"".to_owned(),
         "flaky-result" => "\"fail\"".to_owned(),
+        "isolation" => "\"class\"".to_owned(),
         "devices" => "\"0,5\"".to_owned(),
         "faults" => "\"dev=0:op_timeout@9\"".to_owned(),
         "report-dir" => "\"/r/profile\"".to_owned(),

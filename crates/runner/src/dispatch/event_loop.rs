@@ -49,6 +49,8 @@ pub struct Dispatcher {
     pub(super) finishing: Option<Instant>,
     pub(super) first_assign: Option<Instant>,
     pub(super) last_verdict: Option<Instant>,
+    /// The largest peak RSS (KiB) of a lane read at its close.
+    pub(super) lane_peak_rss_kib: Option<u64>,
     pub(super) multi_deaths: u32,
     /// The signal that interrupted the run, once one did.
     pub(super) interrupted: Option<Interruption>,
@@ -68,8 +70,9 @@ impl std::fmt::Debug for Dispatcher {
 
 impl Dispatcher {
     /// A dispatcher over `leases` (one card each) for `work`, recording into `reporter`.
-    pub fn new(settings: LoopSettings, work: Work, leases: Vec<DeviceLease>, reporter: Reporter) -> Self {
+    pub fn new(settings: LoopSettings, work: Work, leases: Vec<DeviceLease>, mut reporter: Reporter) -> Self {
         let (tx, rx) = mpsc::channel();
+        reporter.batch_journal();
         Self {
             spawner: Spawner::new(settings.command.clone()),
             live: LiveLanes::default(),
@@ -84,6 +87,7 @@ impl Dispatcher {
             finishing: None,
             first_assign: None,
             last_verdict: None,
+            lane_peak_rss_kib: None,
             multi_deaths: 0,
             interrupted: None,
             leases_lost: Vec::new(),
@@ -133,6 +137,9 @@ impl Dispatcher {
             let event = match self.rx.try_recv() {
                 Ok(ev) => Some(ev),
                 Err(TryRecvError::Empty) => {
+                    // Nothing more to handle now: the burst's journal lines go to disk before the
+                    // loop waits.
+                    self.flush_journal();
                     let wait = self.next_deadline().map_or(Duration::from_secs(3600), |d| {
                         d.saturating_duration_since(Instant::now())
                     });
@@ -160,8 +167,17 @@ impl Dispatcher {
                 (Some(a), Some(b)) => b.saturating_duration_since(a),
                 _ => Duration::ZERO,
             },
+            lane_peak_rss_kib: self.lane_peak_rss_kib,
+            reports: Default::default(),
         };
         (self.reporter, stats, self.leases_lost)
+    }
+
+    /// Writes the journal lines batched so far.
+    pub(super) fn flush_journal(&mut self) {
+        if let Err(e) = self.reporter.flush_journal() {
+            tracing::warn!("cannot append to the journal: {e}");
+        }
     }
 
     pub(super) fn record(&mut self, event: Event) {

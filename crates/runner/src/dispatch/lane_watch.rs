@@ -9,6 +9,9 @@
 //!   what came after is held until the message is forwarded. So a case's output reaches the event
 //!   loop between its `started` and its `finished`. A pipe whose held bytes pass a bound is not
 //!   read until its message comes (the lane then waits on a full pipe, never the dispatcher).
+//! - A pipe that gives nothing but marks goes quiet: it is read when a message needs its mark and
+//!   every 20 ms, not polled, so a lane that prints nothing costs no wake-up per case boundary;
+//!   its first output bytes make it polled again.
 //! - The lane's exit is watched on its own (a pidfd; a thread blocked in `waitid` on kernels
 //!   without one), not at the pipes' end of file: a descendant that keeps them open cannot hang
 //!   the run. At the exit the lane's process group is killed, what is readable is drained for at
@@ -49,6 +52,9 @@ const HOLD_LIMIT: usize = 256 * 1024;
 
 /// Bytes read at once.
 const CHUNK: usize = 64 * 1024;
+
+/// How often a quiet pipe (see [`Out::eager`]) is read when no message comes.
+const QUIET_DRAIN: Duration = Duration::from_millis(20);
 
 /// Becomes readable when the lane process has exited (before it is reaped).
 #[derive(Debug)]
@@ -116,6 +122,11 @@ struct Out {
     seen: u64,
     /// Output bytes in `queue`.
     held: usize,
+    /// Whether the pipe is polled. A pipe whose last read gave nothing but marks is quiet: it is
+    /// read when a message needs its mark (`forward`), and every [`QUIET_DRAIN`] besides, but not
+    /// polled, so a lane that prints nothing costs no wake-up per mark; the first output bytes
+    /// read make it polled again.
+    eager: bool,
 }
 
 /// What one read of a pipe gave.
@@ -190,6 +201,7 @@ impl Watch {
             seg: 0,
             seen: 0,
             held: 0,
+            eager: true,
         });
         self
     }
@@ -199,6 +211,7 @@ impl Watch {
     pub fn run(mut self, tx: &Sender<LaneEvent>) {
         loop {
             let dead = self.dead_at.is_some();
+            let quiet = self.outs.iter().any(|o| o.fd.is_some() && !o.eager);
             let timeout = match self.dead_at {
                 Some(t) => {
                     let left = EXIT_DRAIN_GRACE.saturating_sub(t.elapsed());
@@ -207,6 +220,7 @@ impl Watch {
                     }
                     i32::try_from(left.as_millis() + 1).unwrap_or(i32::MAX)
                 }
+                None if quiet => QUIET_DRAIN.as_millis() as i32,
                 None => -1,
             };
             let mut slots = Vec::new();
@@ -218,7 +232,7 @@ impl Watch {
                 }
                 for (i, o) in self.outs.iter().enumerate() {
                     if let Some(fd) = &o.fd {
-                        if dead || o.held < HOLD_LIMIT {
+                        if dead || (o.eager && o.held < HOLD_LIMIT) {
                             fds.push(PollFd::new(fd, PollFlags::IN));
                             slots.push(Slot::Out(i));
                         }
@@ -233,6 +247,16 @@ impl Watch {
                     break;
                 }
                 match poll(&mut fds, timeout) {
+                    Ok(0) if !dead => {
+                        // Nothing for a while: read the quiet pipes once.
+                        for i in 0..self.outs.len() {
+                            if !self.outs[i].eager && self.outs[i].held < HOLD_LIMIT {
+                                self.read_out(i);
+                                self.release(i, false, tx);
+                            }
+                        }
+                        continue;
+                    }
                     Ok(_) => fds.iter().map(|f| !f.revents().is_empty()).collect(),
                     Err(Errno::INTR) => continue,
                     Err(e) => {
@@ -366,12 +390,19 @@ impl Watch {
                 Read::Closed
             }
         };
+        let mut bytes = false;
         for p in pieces {
             match &p {
                 Piece::Mark(k) => o.seen = o.seen.max(*k),
-                Piece::Bytes(b) => o.held += b.len(),
+                Piece::Bytes(b) => {
+                    o.held += b.len();
+                    bytes = true;
+                }
             }
             o.queue.push_back(p);
+        }
+        if got == Read::Data {
+            o.eager = bytes;
         }
         got
     }

@@ -11,7 +11,7 @@ use std::time::Instant;
 use super::capture::Capture;
 use super::event_loop::Dispatcher;
 use super::lane_proc::LaneSpec;
-use super::policy::{self, MultiFacts, MultiPhase};
+use super::policy::{self, Isolation, MultiFacts, MultiPhase, Take};
 use super::state::{Lane, Start};
 use super::work::Unit;
 use crate::protocol::ToLane;
@@ -96,12 +96,14 @@ impl Dispatcher {
             sink,
             outstanding: VecDeque::new(),
             batches: VecDeque::new(),
+            units: 0,
             running: None,
             kill: None,
             heard: Instant::now(),
             closed_at: None,
             init_failed: Vec::new(),
             initing: Vec::new(),
+            inits_done: Vec::new(),
             init_timed_out: Vec::new(),
             capture: Capture::default(),
             alive: true,
@@ -153,7 +155,11 @@ impl Dispatcher {
             need: self.work.multi_cards() as usize,
             deaths: self.multi_deaths,
         });
-        let cases = self.work.take_multi();
+        let cases = match self.settings.isolation {
+            Isolation::Pool => self.work.take_multi(),
+            Isolation::Class => self.work.take_multi_class(),
+            Isolation::Case => self.work.take_multi_one(),
+        };
         match phase {
             MultiPhase::Abandon(reason) => {
                 self.abandon(cases, &reason);
@@ -166,7 +172,11 @@ impl Dispatcher {
         }
     }
 
-    /// Starts a regular lane on every healthy card that has none while work is queued.
+    /// Starts a regular lane on every healthy card that has none while work is queued. Lanes get
+    /// their work after all of them are spawned: a lane that ran while another was being spawned
+    /// could reach a point where a second signal kills the live lanes and exits, while the
+    /// half-spawned child (not yet live) still holds the run's descriptors, its card leases among
+    /// them.
     fn ensure_lanes(&mut self) {
         if self.finishing.is_some() {
             return;
@@ -193,6 +203,7 @@ impl Dispatcher {
         }
         l.outstanding.extend(unit.cases.iter().copied());
         l.batches.push_back(unit.cases.len());
+        l.units += 1;
         l.proc_.send(&ToLane::Run {
             batch: self.batch_seq,
             cases,
@@ -200,8 +211,9 @@ impl Dispatcher {
         self.first_assign.get_or_insert_with(Instant::now);
     }
 
-    /// Hands queued units to lanes round-robin, one unit per lane per round, so work spreads over
-    /// the cards; then starts lanes on idle healthy cards if work is still queued.
+    /// Starts lanes on idle healthy cards while work is queued, then hands queued units to lanes
+    /// round-robin, one unit per lane per round, so work spreads over the cards (how much each
+    /// takes: [`policy::handout`]).
     pub(super) fn refill_all(&mut self) {
         if self.interrupted.is_some() {
             return;
@@ -213,18 +225,33 @@ impl Dispatcher {
                 if !self.work.has_queued() {
                     return;
                 }
-                let l = &self.lanes[id];
-                let card = l.card;
-                if policy::wants_work(&l.state(self.cards[card].quarantined)) && self.lease_holds(card) {
-                    if let Some(unit) = self.work.pop() {
-                        self.assign(id, unit);
-                        gave = true;
-                    }
-                }
+                gave |= self.give_one(id);
             }
             if !gave {
                 return;
             }
+        }
+    }
+
+    /// Gives lane `id` the queue's next unit (or its front, in `case`) when the hand-out rule
+    /// says it takes one; returns whether it did.
+    fn give_one(&mut self, id: usize) -> bool {
+        let l = &self.lanes[id];
+        let card = l.card;
+        let isolation = self.settings.isolation;
+        if !policy::wants_work(&l.state(self.cards[card].quarantined, isolation)) || !self.lease_holds(card) {
+            return false;
+        }
+        let unit = match policy::take(isolation) {
+            Take::Unit => self.work.pop(),
+            Take::AtMost(n) => self.work.pop_at_most(n),
+        };
+        match unit {
+            Some(unit) => {
+                self.assign(id, unit);
+                true
+            }
+            None => false,
         }
     }
 
@@ -247,13 +274,26 @@ impl Dispatcher {
         }
     }
 
+    /// Closes lane `lane`'s channel if the hand-out rule says it is done by design (a fresh lane's
+    /// pass, the multi-card lane's cases, a `class` or `case` lane's unit).
+    pub(super) fn close_if_done(&mut self, lane: usize) {
+        let l = &self.lanes[lane];
+        let state = l.state(self.cards[l.card].quarantined, self.settings.isolation);
+        if policy::closes_now(&state) {
+            self.close_lane(lane);
+        }
+    }
+
     /// Closes a lane's channel for writing (it finishes, closes its workers and exits) and starts
     /// its close deadline.
     pub(super) fn close_lane(&mut self, lane: usize) {
         let l = &mut self.lanes[lane];
         if l.alive && l.closed_at.is_none() {
+            // Its work is done: its peak so far is its peak (closing its pool allocates nothing).
+            let rss = super::peak_rss::peak_rss_kib(&l.proc_.pid.to_string());
             l.proc_.close();
             l.closed_at = Some(Instant::now());
+            self.lane_peak_rss_kib = self.lane_peak_rss_kib.max(rss);
         }
     }
 }

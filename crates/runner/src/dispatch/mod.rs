@@ -20,7 +20,8 @@
 //! - `capture`: a lane's output as the event loop keeps it per attempt;
 //! - `kill`: SIGTERM, grace, SIGKILL of a lane's process group;
 //! - `live`: the live lanes' process groups, for the signal thread's last-resort kill;
-//! - `signals`: SIGINT / SIGTERM to the dispatcher, fed into the event loop (`on_interrupt`).
+//! - `signals`: SIGINT / SIGTERM to the dispatcher, fed into the event loop (`on_interrupt`);
+//! - `peak_rss`: a process's peak RSS, for the figures `--stats-out` writes.
 //!
 //! It never runs a case itself.
 
@@ -36,6 +37,7 @@ mod on_exit;
 mod on_lane;
 mod on_output;
 mod on_signal;
+mod peak_rss;
 pub mod policy;
 mod run;
 mod signals;
@@ -47,7 +49,8 @@ mod work;
 pub use lane_proc::LaneCommand;
 pub use lane_watch::EXIT_DRAIN_GRACE;
 pub use leases::{take as take_leases, AutoCount, BadDeviceList, DeviceSpec, TakeError, MAX_RANGE_CARDS};
-pub use policy::{BATCHES_IN_FLIGHT, KILL_GRACE, MAX_LANE_DEATHS};
+pub use peak_rss::peak_rss_kib;
+pub use policy::{Isolation, BATCHES_IN_FLIGHT, KILL_GRACE, MAX_LANE_DEATHS};
 pub use run::{run, DispatchError, RunOutcome, RunPlan};
 pub use spawn::ENV_SPAWN_EAGAIN;
 pub use state::DispatchStats;

@@ -89,6 +89,10 @@ impl Dispatcher {
             self.attempt_ended(b.case, card, pid, end);
         }
 
+        // The retries of cases that failed on this card (the blamed one's included), for a fresh
+        // lane's pass.
+        let retries = std::mem::take(&mut self.cards[card].retries);
+
         // Step 5: the sink is read after every exit, timeouts and crashes included.
         let outstanding: Vec<usize> = self.lanes[lane].outstanding.drain(..).collect();
         self.lanes[lane].batches.clear();
@@ -163,7 +167,11 @@ impl Dispatcher {
             ExitDecision::FreshLane(reason) => {
                 self.work.requeue(&split.requeue);
                 self.cards[card].replacement = Some(reason);
-                self.spawn(card, Start::Fresh(split.fresh));
+                // Step 6 on the freshly started card: a trigger's retry still queued runs in the
+                // fresh lane's pass, in the worker it builds anyway, instead of waiting behind
+                // another lane's work.
+                let queued: Vec<usize> = retries.into_iter().filter(|&i| self.work.unqueue(i)).collect();
+                self.spawn(card, Start::Fresh(policy::fresh_pass(split.fresh, queued)));
             }
             ExitDecision::Requeue {
                 replacement,

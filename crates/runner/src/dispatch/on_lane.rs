@@ -11,10 +11,10 @@ use platform_common::health::HealthEvent;
 use platform_common::DeviceId;
 
 use super::event_loop::Dispatcher;
-use super::policy::{self, AttemptDecision, AttemptFacts, LaneKind};
+use super::policy::{self, AttemptDecision, AttemptFacts};
 use crate::protocol::FromLane;
 use crate::report::model::{
-    AttemptOutcome, AttemptOutput, ErrorReport, Event, HealthRecord, RunnerEventKind,
+    AttemptOutcome, AttemptOutput, ErrorReport, Event, HealthRecord, RunnerEventKind, WorkerAction,
 };
 
 /// How an attempt ended, as the event loop records it.
@@ -58,7 +58,12 @@ impl Dispatcher {
             }
             FromLane::InitDone { device } => {
                 let card = self.card_of(lane, device);
-                self.lanes[lane].initing.retain(|(c, _, _)| *c != card);
+                let l = &mut self.lanes[lane];
+                if let Some(pos) = l.initing.iter().position(|(c, _, _)| *c == card) {
+                    let (_, _, since) = l.initing.remove(pos);
+                    l.inits_done.retain(|(c, _)| *c != card);
+                    l.inits_done.push((card, since.elapsed()));
+                }
                 self.cards[card].init_timeouts = 0;
             }
             FromLane::InitFailed {
@@ -71,7 +76,18 @@ impl Dispatcher {
                 runtime,
                 action,
             } => {
-                let pid = self.lanes[lane].proc_.pid;
+                let card = self.card_of(lane, device);
+                let l = &mut self.lanes[lane];
+                let pid = l.proc_.pid;
+                let init_ms = match action {
+                    WorkerAction::Built => l
+                        .inits_done
+                        .iter()
+                        .position(|(c, _)| *c == card)
+                        .map(|pos| l.inits_done.remove(pos).1)
+                        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+                    WorkerAction::Retired | WorkerAction::Closed => None,
+                };
                 let at_ms = self.now_ms();
                 self.record(Event::Worker {
                     at_ms,
@@ -79,6 +95,7 @@ impl Dispatcher {
                     pid,
                     runtime,
                     action,
+                    init_ms,
                 });
             }
             FromLane::Fixture {
@@ -189,11 +206,8 @@ impl Dispatcher {
             output,
         };
         self.attempt_ended(i, card, pid, end);
-        let l = &self.lanes[lane];
-        if matches!(l.kind, LaneKind::Fresh | LaneKind::Multi) && l.outstanding.is_empty() {
-            // The fresh lane's one bounded pass (or the multi-card phase) is done.
-            self.close_lane(lane);
-        }
+        // A fresh lane's pass, the multi-card phase, a `class` or `case` lane's unit: done.
+        self.close_if_done(lane);
         self.refill_all();
     }
 
@@ -232,6 +246,9 @@ impl Dispatcher {
             AttemptDecision::Retry { reason } => {
                 self.record(Event::RetryScheduled { at_ms, id, reason });
                 self.work.push_retry(i);
+                if self.work.case(i).devices <= 1 {
+                    self.cards[card].retries.push(i);
+                }
             }
             AttemptDecision::Final => {
                 self.work.finish(i);

@@ -11,6 +11,7 @@ use platform_common::{Arch, DeviceLease};
 
 use super::event_loop::Dispatcher;
 use super::lane_proc::LaneCommand;
+use super::policy::Isolation;
 use super::signals::SignalWatch;
 use super::skip::{skip_reason, SkipFacts};
 use super::state::{DispatchStats, LoopSettings};
@@ -55,6 +56,8 @@ pub struct RunPlan {
     pub command: LaneCommand,
     /// The selected cases (by id) with a kernel that has no binary for the platform: skipped.
     pub missing_kernels: BTreeMap<String, MissingKernels>,
+    /// How much a lane process runs before a fresh one replaces it (`--isolation`).
+    pub isolation: Isolation,
 }
 
 /// A run that could not be started.
@@ -113,11 +116,10 @@ pub fn run(plan: RunPlan, suite: &Suite) -> Result<RunOutcome, DispatchError> {
         devices: devices.clone(),
         cases: work.cases().len() as u64,
     })?;
-    for i in 0..work.cases().len() {
-        let c = work.case(i);
+    reporter.add_cases(work.cases().iter().map(|c| {
         let class = &suite.classes[c.class];
-        reporter.add_case(&c.id, &class.name, &class.runtime.name)?;
-    }
+        (c.id.as_str(), class.name.as_str(), class.runtime.name.as_str())
+    }))?;
     let run = crate::case::RunInfo {
         arch: plan.arch,
         platform: plan.platform.platform,
@@ -125,7 +127,13 @@ pub fn run(plan: RunPlan, suite: &Suite) -> Result<RunOutcome, DispatchError> {
     };
     for i in 0..work.cases().len() {
         let c = work.case(i);
-        let Some((class, spec)) = suite.find_case(&c.id) else {
+        // The case's own class by index: a search of the whole suite per case would grow with
+        // the square of the suite.
+        let class = &suite.classes[c.class];
+        let name =
+            c.id.strip_prefix(class.name.as_str())
+                .and_then(|r| r.strip_prefix("::"));
+        let Some(spec) = name.and_then(|n| class.cases.iter().find(|s| s.name == n)) else {
             continue;
         };
         let settings = class.settings_of(spec);
@@ -149,6 +157,7 @@ pub fn run(plan: RunPlan, suite: &Suite) -> Result<RunOutcome, DispatchError> {
         command: plan.command,
         sink_dir: sinks.as_ref().map(|d| d.path().to_owned()),
         close_timeout: close_timeout(&plan.platform),
+        isolation: plan.isolation,
     };
     let dispatcher = Dispatcher::new(settings, work, plan.leases, reporter);
     let watch = match SignalWatch::start(
@@ -162,8 +171,9 @@ pub fn run(plan: RunPlan, suite: &Suite) -> Result<RunOutcome, DispatchError> {
             None
         }
     };
-    let (reporter, stats, leases_lost) = dispatcher.run();
-    let (report, written) = reporter.finish_keeping_report(plan.flaky_result);
+    let (reporter, mut stats, leases_lost) = dispatcher.run();
+    let (report, written, times) = reporter.finish_timed(plan.flaky_result);
+    stats.reports = times;
     drop(watch);
     drop(sinks);
     drop(plan.report_dir);

@@ -12,7 +12,8 @@ use platform_common::{DeviceId, DeviceLease};
 use super::capture::Capture;
 use super::kill::Termination;
 use super::lane_proc::{LaneCommand, LaneProc};
-use super::policy::{LaneKind, LaneState, LaneTimes};
+use super::policy::{Isolation, LaneKind, LaneState, LaneTimes};
+use crate::report::WriteTimes;
 use crate::sink::Sink;
 
 /// The dispatcher's settings for one run.
@@ -31,15 +32,23 @@ pub struct LoopSettings {
     pub sink_dir: Option<PathBuf>,
     /// How long closing lanes may take at the end before they are killed.
     pub close_timeout: Duration,
+    /// How much a lane process runs before a fresh one replaces it (`--isolation`).
+    pub isolation: Isolation,
 }
 
-/// What the benchmark reads: the window from the first assignment to the last verdict.
+/// What the benchmarks read (`--stats-out`): the window from the first assignment to the last
+/// verdict, the largest lane's peak RSS and the time the report files took.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct DispatchStats {
     /// Cases with a verdict.
     pub cases: usize,
     /// From the first assignment to the last verdict.
     pub window: Duration,
+    /// The largest peak RSS (KiB) of the lanes the dispatcher closed, read as each was closed
+    /// (all its cases done); `None` when no lane was read.
+    pub lane_peak_rss_kib: Option<u64>,
+    /// How long writing each report file took.
+    pub reports: WriteTimes,
 }
 
 /// One card of the run.
@@ -59,6 +68,9 @@ pub(super) struct Card {
     /// Lanes ended in a row for an init past `--init-timeout` on this card (reset when an init
     /// on it completes; the second quarantines it).
     pub(super) init_timeouts: u32,
+    /// Cases whose failed attempt on this card was queued for a retry since its lane started (a
+    /// fresh lane's pass takes the ones still queued: [`super::policy::fresh_pass`]).
+    pub(super) retries: Vec<usize>,
 }
 
 impl Card {
@@ -72,6 +84,7 @@ impl Card {
             replacement: None,
             multi_init_failures: 0,
             init_timeouts: 0,
+            retries: Vec::new(),
         }
     }
 }
@@ -85,6 +98,8 @@ pub(super) struct Lane {
     pub(super) sink: Option<Sink>,
     pub(super) outstanding: VecDeque<usize>,
     pub(super) batches: VecDeque<usize>,
+    /// Units it was given since it started.
+    pub(super) units: usize,
     pub(super) running: Option<(usize, Instant)>,
     pub(super) kill: Option<Termination>,
     /// When the lane last sent a message, or (idle until then) was given work: the watchdog's
@@ -96,6 +111,9 @@ pub(super) struct Lane {
     pub(super) init_failed: Vec<usize>,
     /// Inits in progress: the card (index), the runtime, and since when.
     pub(super) initing: Vec<(usize, String, Instant)>,
+    /// Inits done whose `built` worker event has not come yet: the card (index) and how long the
+    /// init took.
+    pub(super) inits_done: Vec<(usize, Duration)>,
     /// Cards (indices) whose init the dispatcher ended the lane for (`--init-timeout`).
     pub(super) init_timed_out: Vec<usize>,
     /// Its output since the last case boundary.
@@ -105,7 +123,7 @@ pub(super) struct Lane {
 
 impl Lane {
     /// The facts the hand-out rule reads.
-    pub(super) fn state(&self, card_quarantined: bool) -> LaneState {
+    pub(super) fn state(&self, card_quarantined: bool, isolation: Isolation) -> LaneState {
         LaneState {
             alive: self.alive,
             fresh: self.kind == LaneKind::Fresh,
@@ -113,7 +131,10 @@ impl Lane {
             closing: self.closed_at.is_some(),
             killing: self.kill.is_some(),
             batches: self.batches.len(),
+            units_taken: self.units,
+            outstanding: self.outstanding.len(),
             card_quarantined,
+            isolation,
         }
     }
 

@@ -5,8 +5,10 @@
 //! retry) in hand-out order, attempt counts, and which cases have their final verdict. It never
 //! talks to a lane and never records a report event.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::time::Duration;
+
+use rustc_hash::FxHashMap;
 
 use crate::case::Suite;
 use crate::config::Overrides;
@@ -55,7 +57,7 @@ pub struct Unit {
 #[derive(Debug, Default)]
 pub struct Work {
     cases: Vec<CaseState>,
-    index: HashMap<String, usize>,
+    index: FxHashMap<String, usize>,
     queue: VecDeque<Unit>,
     multi: VecDeque<usize>,
     open: usize,
@@ -151,6 +153,17 @@ impl Work {
         self.queue.pop_front()
     }
 
+    /// The next unit to hand out, or only the first `n` cases of it (the rest stays first in
+    /// the queue).
+    pub fn pop_at_most(&mut self, n: usize) -> Option<Unit> {
+        let front = self.queue.front_mut()?;
+        if front.cases.len() <= n.max(1) {
+            return self.queue.pop_front();
+        }
+        let cases: Vec<usize> = front.cases.drain(..n.max(1)).collect();
+        Some(Unit { cases })
+    }
+
     /// Whether work is waiting for a lane.
     pub fn has_queued(&self) -> bool {
         !self.queue.is_empty()
@@ -166,6 +179,18 @@ impl Work {
         }
     }
 
+    /// Takes a queued single-card case out of the queue to hand it out another way (a fresh
+    /// lane's pass); `false` when it is not queued (already handed out, or finished).
+    pub fn unqueue(&mut self, i: usize) -> bool {
+        let before: usize = self.queue.iter().map(|u| u.cases.len()).sum();
+        for u in &mut self.queue {
+            u.cases.retain(|c| *c != i);
+        }
+        self.queue.retain(|u| !u.cases.is_empty());
+        let after: usize = self.queue.iter().map(|u| u.cases.len()).sum();
+        after < before
+    }
+
     /// Whether multi-card cases wait for the multi-card phase.
     pub fn has_multi(&self) -> bool {
         !self.multi.is_empty()
@@ -174,6 +199,25 @@ impl Work {
     /// Takes every waiting multi-card case, in order.
     pub fn take_multi(&mut self) -> Vec<usize> {
         self.multi.drain(..).collect()
+    }
+
+    /// Takes the first waiting multi-card case and the ones of its class waiting right after it.
+    pub fn take_multi_class(&mut self) -> Vec<usize> {
+        let Some(&first) = self.multi.front() else {
+            return Vec::new();
+        };
+        let class = self.cases[first].class;
+        let n = self
+            .multi
+            .iter()
+            .take_while(|&&i| self.cases[i].class == class)
+            .count();
+        self.multi.drain(..n).collect()
+    }
+
+    /// Takes the first waiting multi-card case.
+    pub fn take_multi_one(&mut self) -> Vec<usize> {
+        self.multi.pop_front().into_iter().collect()
     }
 
     /// Cards the waiting multi-card cases need at most.
@@ -244,6 +288,15 @@ mod tests {
         assert_eq!(w.pop().unwrap().cases, vec![2]);
         assert_eq!(w.pop().unwrap().cases, vec![2]);
         assert!(w.pop().is_none());
+        w.requeue(&[0, 1, 2]);
+        assert_eq!(w.pop_at_most(1).unwrap().cases, vec![0]);
+        assert_eq!(
+            w.pop_at_most(5).unwrap().cases,
+            vec![1],
+            "the rest of the unit stays first"
+        );
+        assert_eq!(w.pop_at_most(1).unwrap().cases, vec![2]);
+        assert!(w.pop_at_most(1).is_none());
         assert_eq!(w.case(1).name(), "y");
         assert_eq!(w.case(2).class_name, "B");
         w.finish(0);

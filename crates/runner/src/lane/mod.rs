@@ -11,6 +11,7 @@
 //! - `session`: the lane's state and main loop: sends each case to its kind's code, applies the
 //!   escalation decisions; `run_case`: a pooled or standalone case (its fixture, its attempt
 //!   judged, the heal applied); `multi`: a multi-card case, one thread per card.
+//! - `case_index`: the lane's suite with its cases found by id in constant time.
 //! - `heal`: step 3 and 4's decisions (keep or retire the pooled worker, escalate or go on), pure
 //!   functions with table tests;
 //! - `escalate`: the poison-sink records of an escalation (which selectors a fresh process re-runs).
@@ -26,6 +27,7 @@
 
 mod c_stdio;
 mod card_thread;
+mod case_index;
 pub mod escalate;
 pub mod heal;
 mod hooks;

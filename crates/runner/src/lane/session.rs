@@ -23,6 +23,7 @@ use platform_common::runner_base::InitError;
 use platform_common::{Code, DeviceId, DeviceLease, FailureClass};
 
 use super::card_thread::{CardThread, Closed};
+use super::case_index::IndexedSuite;
 use super::escalate::{self, Remaining};
 use super::heal::{self, Escalation, Step};
 use super::hooks::{Hooks, Point};
@@ -39,7 +40,7 @@ use crate::worker::WorkerEnv;
 
 /// A running lane.
 pub struct Lane {
-    pub(super) suite: Suite,
+    pub(super) suite: IndexedSuite,
     pub(super) env: WorkerEnv,
     pub(super) pool: Pool,
     pub(super) lease: DeviceLease,
@@ -85,7 +86,7 @@ impl Lane {
         let pending = Pending::default();
         let input = super::input::spawn_reader(pending.clone(), &chan);
         Self {
-            suite,
+            suite: IndexedSuite::new(suite),
             env,
             pool: Pool::new(),
             lease,

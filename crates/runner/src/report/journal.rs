@@ -1,9 +1,10 @@
 //! `journal.jsonl`: every [`Event`] of a run, one JSON object per line, appended as it happens.
 //!
-//! This module owns the journal file. Each event is one `write` of one whole line on a file opened
-//! with `O_APPEND`, so a line is never interleaved with another and a crash loses at most the line
-//! being written. It never buffers, and never reads events it did not write (except in
-//! [`read_journal`], for tools and tests).
+//! This module owns the journal file. Each [`Journal::append`] is one `write` of one whole line on
+//! a file opened with `O_APPEND`, so a line is never interleaved with another and a crash loses at
+//! most the line being written; [`Journal::write_lines`] appends several whole lines in one write
+//! (the reporter's batches: see [`super::Reporter::batch_journal`]). It never reads events it did
+//! not write (except in [`read_journal`], for tools and tests).
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
@@ -48,14 +49,30 @@ impl Journal {
 
     /// Appends one event as one line, in one write, and flushes it to the OS.
     pub fn append(&self, event: &Event) -> Result<(), ReportError> {
-        let mut line = serde_json::to_vec(event).map_err(|source| ReportError::Json {
+        let mut line = Vec::new();
+        self.encode(event, &mut line)?;
+        self.write_lines(&line)
+    }
+
+    /// Encodes one event as one line (with its newline) at the end of `buf`, for
+    /// [`write_lines`](Self::write_lines).
+    pub fn encode(&self, event: &Event, buf: &mut Vec<u8>) -> Result<(), ReportError> {
+        serde_json::to_writer(&mut *buf, event).map_err(|source| ReportError::Json {
             path: self.path.clone(),
             line: None,
             source,
         })?;
-        line.push(b'\n');
+        buf.push(b'\n');
+        Ok(())
+    }
+
+    /// Appends whole encoded lines in one write and flushes them to the OS.
+    pub fn write_lines(&self, lines: &[u8]) -> Result<(), ReportError> {
+        if lines.is_empty() {
+            return Ok(());
+        }
         (&self.file)
-            .write_all(&line)
+            .write_all(lines)
             .map_err(|e| ReportError::io("append to", &self.path, e))?;
         (&self.file)
             .flush()

@@ -4,6 +4,7 @@
 //! sees half a report). It never derives or changes what the report says.
 
 use std::fs;
+use std::io::{BufWriter, Write};
 use std::path::Path;
 
 use super::error::ReportError;
@@ -19,14 +20,13 @@ pub fn to_json(report: &RunReport) -> Result<String, serde_json::Error> {
     Ok(s)
 }
 
-/// Writes `report` to `path`, replacing it atomically.
+/// Writes `report` to `path`, replacing it atomically: rendered straight into the file through a
+/// buffer, never held whole in memory.
 pub fn write_report(path: &Path, report: &RunReport) -> Result<(), ReportError> {
-    let text = to_json(report).map_err(|source| ReportError::Json {
-        path: path.to_owned(),
-        line: None,
-        source,
-    })?;
-    write_atomic(path, text.as_bytes())
+    write_atomic_with(path, |w| {
+        serde_json::to_writer_pretty(&mut *w, report).map_err(std::io::Error::from)?;
+        w.write_all(b"\n")
+    })
 }
 
 /// Reads a `report.json`.
@@ -43,7 +43,14 @@ pub fn read_report(path: &Path) -> Result<RunReport, ReportError> {
 /// `tempfile`, so never through a symlink) and renames it over `path` (a rename replaces a
 /// symlink at `path`, never follows it). The temporary file is removed when anything fails.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
-    use std::io::Write;
+    write_atomic_with(path, |w| w.write_all(bytes))
+}
+
+/// As [`write_atomic`], the bytes written by `render` through a 1 MiB buffer.
+pub(crate) fn write_atomic_with(
+    path: &Path,
+    render: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<(), ReportError> {
     use std::os::unix::fs::PermissionsExt;
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
@@ -56,8 +63,12 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ReportError>
         .permissions(fs::Permissions::from_mode(0o666))
         .tempfile_in(dir)
         .map_err(|e| ReportError::io("create a temporary file in", dir, e))?;
-    tmp.write_all(bytes)
-        .map_err(|e| ReportError::io("write", tmp.path().to_owned(), e))?;
+    let tmp_path = tmp.path().to_owned();
+    let mut buf = BufWriter::with_capacity(1 << 20, tmp.as_file_mut());
+    render(&mut buf)
+        .and_then(|()| buf.flush())
+        .map_err(|e| ReportError::io("write", tmp_path, e))?;
+    drop(buf);
     tmp.persist(path)
         .map_err(|e| ReportError::io("write", path, e.error))?;
     Ok(())

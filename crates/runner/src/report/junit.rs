@@ -10,6 +10,7 @@
 //! one's into its rerun element (a passing attempt has none). It never derives a verdict: it
 //! renders stored outcomes.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::time::Duration;
 
@@ -18,7 +19,7 @@ use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestRerun, T
 use platform_common::FailureClass;
 
 use super::error::ReportError;
-use super::json::write_atomic;
+use super::json::write_atomic_with;
 use super::model::{Attempt, AttemptOutcome, CaseReport, Outcome, RunReport};
 
 /// The JUnit file's name inside a report directory.
@@ -29,14 +30,13 @@ pub fn to_junit(report: &RunReport) -> Report {
     let mut junit = Report::new(format!("cardguard-onboard-{}", report.arch.name()));
     junit.set_time(Duration::from_millis(report.duration_ms));
     let mut suites: Vec<TestSuite> = Vec::new();
+    // A class's suite by name: one lookup per case, whatever the number of classes.
+    let mut index: HashMap<&str, usize> = HashMap::new();
     for case in &report.cases {
-        let i = match suites.iter().position(|s| s.name.as_str() == case.class) {
-            Some(i) => i,
-            None => {
-                suites.push(TestSuite::new(case.class.as_str()));
-                suites.len() - 1
-            }
-        };
+        let i = *index.entry(case.class.as_str()).or_insert_with(|| {
+            suites.push(TestSuite::new(case.class.as_str()));
+            suites.len() - 1
+        });
         suites[i].add_test_case(test_case(case));
     }
     for suite in &mut suites {
@@ -54,7 +54,8 @@ pub fn to_junit_string(report: &RunReport) -> Result<String, ReportError> {
 
 /// Writes `junit.xml` for `report` to `path`, replacing it atomically.
 pub fn write_junit(path: &Path, report: &RunReport) -> Result<(), ReportError> {
-    write_atomic(path, to_junit_string(report)?.as_bytes())
+    let junit = to_junit(report);
+    write_atomic_with(path, |w| junit.serialize(w).map_err(std::io::Error::other))
 }
 
 fn test_case(case: &CaseReport) -> TestCase {

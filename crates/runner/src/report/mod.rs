@@ -18,6 +18,7 @@ pub mod merge;
 pub mod model;
 pub mod reporter;
 pub mod timeline;
+pub mod timeline_rows;
 
 pub use console::{render_summary, Progress};
 pub use dir::{ReportDir, ReportDirError};
@@ -31,5 +32,5 @@ pub use model::{
     FlakyResult, HealthRecord, Interruption, LaneStatus, ModelError, Outcome, PartitionReport, Platform,
     RunBuilder, RunInfo, RunReport, RunnerEvent, RunnerEventKind, Summary, WorkerAction,
 };
-pub use reporter::{write_run_files, ReportPaths, Reporter};
+pub use reporter::{write_run_files, write_run_files_timed, ReportPaths, Reporter, WriteTimes};
 pub use timeline::{write_timeline, TIMELINE_SVG};

@@ -1,7 +1,9 @@
 //! `timeline.svg`: a picture of the run, so a person sees at a glance what a fault cost.
 //!
 //! One row per card over time; a box per attempt coloured by its outcome (the passing attempt of a
-//! flaky case outlined); markers for poisoned, force reset, fresh process and quarantine (the row
+//! flaky case outlined), where attempts narrower than a pixel side by side are merged into one
+//! box of their colour (a failure or a flaky case's attempt never is: `timeline_rows`), so the
+//! file stays bounded at any size of run; markers for poisoned, force reset, fresh process and quarantine (the row
 //! greyed from then on); a time axis and a legend. Every shape has a `<title>` tooltip. The SVG is
 //! written by hand, every text escaped, and is well-formed XML. This module never reads anything but
 //! the finished report.
@@ -16,7 +18,10 @@ use super::error::ReportError;
 use super::json::write_atomic;
 use platform_common::health::HealthEventKind;
 
-use super::model::{AttemptOutcome, CardEvent, HealthRecord, Outcome, RunReport, RunnerEventKind};
+use super::model::{
+    AttemptOutcome, CardEvent, CaseReport, HealthRecord, Outcome, RunReport, RunnerEventKind,
+};
+use super::timeline_rows::{rows, Shape};
 
 /// The timeline's file name inside a report directory.
 pub const TIMELINE_SVG: &str = "timeline.svg";
@@ -124,6 +129,7 @@ pub fn to_svg(report: &RunReport) -> String {
     let width = LEFT + PLOT_W + RIGHT;
     let height = legend_y + 50.0;
 
+    let shapes = rows(report, scale);
     let mut svg = String::new();
     let _ = writeln!(svg, r#"<?xml version="1.0" encoding="UTF-8"?>"#);
     let _ = writeln!(
@@ -166,39 +172,31 @@ pub fn to_svg(report: &RunReport) -> String {
             r#"<text x="10" y="{:.1}">card {card}</text>"#,
             y + ROW_H / 2.0 + 4.0
         );
-        for case in &report.cases {
-            let last_passed_flaky = case.outcome == Outcome::Flaky;
-            let n = case.attempts.len();
-            for (k, a) in case.attempts.iter().enumerate() {
-                if a.device != Some(*card) {
-                    continue;
+        for shape in shapes.get(card).map_or(&[][..], Vec::as_slice) {
+            match shape {
+                Shape::One { case, attempt } => attempt_box(&mut svg, case, *attempt, box_y, &x, scale),
+                Shape::Run {
+                    outcome,
+                    start_ms,
+                    end_ms,
+                    count,
+                    first,
+                    last,
+                } => {
+                    let x0 = x(*start_ms);
+                    let w = (x(*end_ms) - x0).max(1.0);
+                    let tip = format!(
+                        "{count} {outcome} attempts from {} to {}, each narrower than a pixel: {first} ... {last}",
+                        fmt_secs(*start_ms),
+                        fmt_secs(*end_ms)
+                    );
+                    let _ = writeln!(
+                        svg,
+                        r#"<rect class="run {outcome}" data-count="{count}" x="{x0:.2}" y="{box_y}" width="{w:.2}" height="{BOX_H}" fill="{}"><title>{}</title></rect>"#,
+                        colour(*outcome),
+                        escape(&tip)
+                    );
                 }
-                let w = (a.duration_ms as f64 * scale).max(1.0);
-                let stroke = if last_passed_flaky && k + 1 == n {
-                    format!(r#" stroke="{FLAKY_STROKE}" stroke-width="2""#)
-                } else {
-                    String::new()
-                };
-                let mut tip = format!(
-                    "{} attempt {} of {}: {} after {} ms (starts at {})",
-                    case.id,
-                    k + 1,
-                    n,
-                    a.outcome,
-                    a.duration_ms,
-                    fmt_secs(a.started_ms)
-                );
-                if let Some(e) = &a.error {
-                    let _ = write!(tip, "\n{e}");
-                }
-                let _ = writeln!(
-                    svg,
-                    r#"<rect class="attempt {}" x="{:.2}" y="{box_y}" width="{w:.2}" height="{BOX_H}" fill="{}"{stroke}><title>{}</title></rect>"#,
-                    a.outcome,
-                    x(a.started_ms),
-                    colour(a.outcome),
-                    escape(&tip)
-                );
             }
         }
         for h in health_of(report, *card) {
@@ -232,6 +230,45 @@ pub fn to_svg(report: &RunReport) -> String {
     legend(&mut svg, legend_y);
     let _ = writeln!(svg, "</svg>");
     svg
+}
+
+/// One attempt's box, with its tooltip; the passing attempt of a flaky case outlined.
+fn attempt_box(
+    svg: &mut String,
+    case: &CaseReport,
+    k: usize,
+    box_y: f64,
+    x: &dyn Fn(u64) -> f64,
+    scale: f64,
+) {
+    let a = &case.attempts[k];
+    let n = case.attempts.len();
+    let w = (a.duration_ms as f64 * scale).max(1.0);
+    let stroke = if case.outcome == Outcome::Flaky && k + 1 == n {
+        format!(r#" stroke="{FLAKY_STROKE}" stroke-width="2""#)
+    } else {
+        String::new()
+    };
+    let mut tip = format!(
+        "{} attempt {} of {}: {} after {} ms (starts at {})",
+        case.id,
+        k + 1,
+        n,
+        a.outcome,
+        a.duration_ms,
+        fmt_secs(a.started_ms)
+    );
+    if let Some(e) = &a.error {
+        let _ = write!(tip, "\n{e}");
+    }
+    let _ = writeln!(
+        svg,
+        r#"<rect class="attempt {}" x="{:.2}" y="{box_y}" width="{w:.2}" height="{BOX_H}" fill="{}"{stroke}><title>{}</title></rect>"#,
+        a.outcome,
+        x(a.started_ms),
+        colour(a.outcome),
+        escape(&tip)
+    );
 }
 
 fn marker(svg: &mut String, h: &HealthRecord, mx: f64, row_y: f64, end_x: f64) {

@@ -11,7 +11,7 @@
 //!   init timeouts in a row) and the multi-card phase's cards;
 //! - `watchdog`: the deadlines of a lane (case timeout, init timeout, watchdog, close) and how it
 //!   is ended;
-//! - `handout`: which lane takes more work;
+//! - `handout`: which lane takes more work, how much, and when it closes (`--isolation`);
 //! - `spawn`: whether a failed lane spawn is tried again, and when.
 //!
 //! Step 8 (one verdict per case) is [`crate::report::model::verdict`]; the skip of a case that
@@ -28,7 +28,7 @@ pub mod spawn;
 pub mod watchdog;
 
 pub use blame::{blame, Blame, DeathFacts};
-pub use handout::{wants_work, LaneState, BATCHES_IN_FLIGHT};
+pub use handout::{closes_now, fresh_pass, take, wants_work, Isolation, LaneState, Take, BATCHES_IN_FLIGHT};
 pub use lane_exit::{after_exit, ExitDecision, ExitFacts, InitFailure, LaneKind};
 pub use quarantine::{
     after_init_timeout, multi_card_phase, InitTimeoutStep, MultiFacts, MultiInitStep, MultiPhase,

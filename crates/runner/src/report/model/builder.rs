@@ -4,7 +4,9 @@
 //! This file owns the fold from events to [`RunReport`]. It never decides a verdict's inputs (the
 //! dispatcher does) and never touches the file system.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashMap;
 
 use platform_common::driver::DeviceId;
 use platform_common::FailureClass;
@@ -36,9 +38,9 @@ pub enum ModelError {
 pub struct RunBuilder {
     info: RunInfo,
     cases: Vec<Pending>,
-    index: HashMap<String, usize>,
+    index: FxHashMap<String, usize>,
     health: BTreeMap<DeviceId, Vec<HealthRecord>>,
-    started: HashMap<(String, DeviceId), u64>,
+    started: FxHashMap<(String, DeviceId), u64>,
     interrupted: Option<Interruption>,
 }
 
@@ -58,9 +60,9 @@ impl RunBuilder {
         Self {
             info,
             cases: Vec::new(),
-            index: HashMap::new(),
+            index: FxHashMap::default(),
             health,
-            started: HashMap::new(),
+            started: FxHashMap::default(),
             interrupted: None,
         }
     }

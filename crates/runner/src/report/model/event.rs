@@ -225,6 +225,11 @@ pub enum Event {
         runtime: String,
         /// What happened to it.
         action: WorkerAction,
+        /// For `built`: how long the init took, from the lane's `init_started` to its
+        /// `init_done` as the dispatcher read them (switching runtimes includes closing the
+        /// previous worker).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        init_ms: Option<u64>,
     },
     /// A class fixture's setup ran in a lane (journal only): built, or failed with `error`.
     Fixture {

@@ -1,0 +1,262 @@
+//! `cargo xtask bench recovery`: what a fault costs beyond the unavoidable, and what process
+//! isolation costs, on the built-in suite on 2 simulated cards with realistic costs (every init
+//! slowed by `--init-delay-ms`, standing for CANN's device init, and the sim's op-execute
+//! timeout).
+//!
+//! Every configuration runs in one invocation, each `--runs` times (median wall time), round
+//! robin so a change of the machine's load spreads over all of them: `pool` clean; `pool` with one
+//! `op_timeout`, one `launch_fail`, one `crash`, and one op-timeout whose drain lies and whose
+//! force resets fail (`drain=false_negative`, `force_reset_fail=3`: a fresh process); `class` and
+//! `case` clean. Every fault hits card 0's third case launch.
+//!
+//! A fault's overhead is its median wall time minus the clean one's; its floor is computed from
+//! the same (median) run's measured parts: the time to detect the fault (the op-execute timeout;
+//! for a launch failure or a crash, the failed attempt's own duration), every force reset on the
+//! card from the fault to the first worker built there after it (with their probes, as the
+//! `force_reset` events time them), that one init (the rebuild after an in-process reset, or the
+//! fresh process's: its worker `built` event's `init_ms`), and the retried attempt's own duration.
+//! The floor adds up the chain as if nothing ran beside it; the other card goes on meanwhile, so a
+//! ratio under 1 is common.
+//!
+//! This file owns the configurations and the figures; the runs themselves are `bench_sandbox`'s.
+
+use std::path::Path;
+use std::time::Duration;
+
+use platform_common::health::HealthEventKind;
+use runner::report::model::{CardEvent, Event, Outcome, RunReport, WorkerAction};
+
+use crate::bench_sandbox::{load_average, median_index, ms, RunOut, RunSpec, Sandbox};
+
+/// The settings of one invocation.
+#[derive(Debug, Clone, Copy)]
+pub struct Settings {
+    /// Runs of each configuration.
+    pub runs: u32,
+    /// Every init's delay on both cards.
+    pub init_delay_ms: u64,
+    /// The sim's op-execute timeout (the scheduler timeout is half of it, at most 250 ms; the
+    /// stream-sync bound three times it).
+    pub op_timeout_ms: u64,
+}
+
+/// One configuration.
+#[derive(Debug, Clone, Copy)]
+struct Config {
+    /// The fault's name on its line, or the isolation mode of a clean run.
+    name: &'static str,
+    isolation: &'static str,
+    /// The fault rules on card 0 (none: clean).
+    fault: Option<&'static str>,
+}
+
+const CONFIGS: [Config; 7] = [
+    Config {
+        name: "pool",
+        isolation: "pool",
+        fault: None,
+    },
+    Config {
+        name: "op_timeout",
+        isolation: "pool",
+        fault: Some("dev=0:op_timeout@3"),
+    },
+    Config {
+        name: "launch_fail",
+        isolation: "pool",
+        fault: Some("dev=0:launch_fail@3"),
+    },
+    Config {
+        name: "crash",
+        isolation: "pool",
+        fault: Some("dev=0:crash@3"),
+    },
+    Config {
+        name: "fresh_process",
+        isolation: "pool",
+        fault: Some("dev=0:op_timeout@3;dev=0:drain=false_negative;dev=0:force_reset_fail=3"),
+    },
+    Config {
+        name: "class",
+        isolation: "class",
+        fault: None,
+    },
+    Config {
+        name: "case",
+        isolation: "case",
+        fault: None,
+    },
+];
+
+/// A fault's floor and its parts, in ms.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Floor {
+    /// Detecting the fault.
+    pub detect: f64,
+    /// Force resets with their probes.
+    pub resets: f64,
+    /// The one init the chain needs.
+    pub init: f64,
+    /// The retried attempt.
+    pub retry: f64,
+}
+
+impl Floor {
+    /// The parts together.
+    pub fn total(&self) -> f64 {
+        self.detect + self.resets + self.init + self.retry
+    }
+}
+
+/// Runs every configuration and prints the figures to `out` (the per-run details go to `log`);
+/// returns the worst fault ratio.
+pub fn recovery(
+    exe: &Path,
+    s: Settings,
+    out: &mut dyn std::io::Write,
+    log: &mut dyn std::io::Write,
+) -> Result<f64, String> {
+    let mut sandbox = Sandbox::new("recovery")?;
+    let sched = (s.op_timeout_ms / 2).clamp(1, 250);
+    let timeouts = (sched, s.op_timeout_ms, s.op_timeout_ms * 3);
+    let mut runs: Vec<Vec<RunOut>> = CONFIGS.iter().map(|_| Vec::new()).collect();
+    for round in 0..s.runs {
+        for (c, cfg) in CONFIGS.iter().enumerate() {
+            let mut plan = format!("dev=*:init_delay_ms={}", s.init_delay_ms);
+            if let Some(f) = cfg.fault {
+                plan.push(';');
+                plan.push_str(f);
+            }
+            let spec = RunSpec {
+                args: [
+                    "--arch",
+                    "a5",
+                    "--devices",
+                    "0,1",
+                    "--isolation",
+                    cfg.isolation,
+                    "--faults",
+                    &plan,
+                ]
+                .map(str::to_owned)
+                .to_vec(),
+                cards: 2,
+                timeouts_ms: Some(timeouts),
+            };
+            let run = sandbox.run(exe, &spec)?;
+            let _ = writeln!(
+                log,
+                "bench: recovery {} run {}: {:.0} ms (load {})",
+                cfg.name,
+                round + 1,
+                ms(run.wall),
+                load_average().map_or_else(|| "?".to_owned(), |l| format!("{l:.2}"))
+            );
+            runs[c].push(run);
+        }
+    }
+    let median = |c: usize| -> &RunOut {
+        let walls: Vec<Duration> = runs[c].iter().map(|r| r.wall).collect();
+        &runs[c][median_index(&walls).unwrap_or(0)]
+    };
+    let clean = ms(median(0).wall);
+    let mut worst: f64 = 0.0;
+    for (c, cfg) in CONFIGS.iter().enumerate().filter(|(_, c)| c.fault.is_some()) {
+        let run = median(c);
+        let floor = floor(cfg.name, run, s.op_timeout_ms as f64)?;
+        let overhead = ms(run.wall) - clean;
+        let ratio = overhead / floor.total();
+        worst = worst.max(ratio);
+        let _ = writeln!(
+            log,
+            "bench: {} floor: detect {:.0} + resets {:.0} + init {:.0} + retry {:.0} ms",
+            cfg.name, floor.detect, floor.resets, floor.init, floor.retry
+        );
+        let _ = writeln!(
+            out,
+            "fault {}: overhead {:.0} ms, floor {:.0} ms, ratio {ratio:.2}",
+            cfg.name,
+            overhead,
+            floor.total()
+        );
+    }
+    let mut case_x = 1.0;
+    for (c, cfg) in CONFIGS.iter().enumerate().filter(|(_, c)| c.fault.is_none()) {
+        let wall = ms(median(c).wall);
+        let x = wall / clean;
+        if cfg.isolation == "case" {
+            case_x = x;
+        }
+        let _ = writeln!(out, "isolation {}: {wall:.0} ms, {x:.2}x of pool", cfg.isolation);
+    }
+    let _ = writeln!(
+        out,
+        "recovery: worst fault ratio {worst:.2}; case isolation {case_x:.2}x slower than pool"
+    );
+    Ok(worst)
+}
+
+/// The floor of the fault `name` in `run` (see the module docs).
+pub fn floor(name: &str, run: &RunOut, op_timeout_ms: f64) -> Result<Floor, String> {
+    let trigger = trigger(&run.report).ok_or_else(|| {
+        format!(
+            "fault {name}: no single case failed once and passed on its retry ({:?})",
+            run.report.summary
+        )
+    })?;
+    let first = &trigger.attempts[0];
+    let retry = trigger.attempts.last().ok_or("no attempt")?;
+    let card = first.device.ok_or("the failed attempt has no card")?;
+    let t0 = first.started_ms;
+    let detect = match name {
+        "op_timeout" | "fresh_process" => op_timeout_ms,
+        _ => first.duration_ms as f64,
+    };
+    // The chain on the card ends with the first worker built there after the fault (the rebuild
+    // after an in-process reset, or the fresh process's init); the retry may run elsewhere first.
+    let (built_ms, init) = run
+        .journal
+        .iter()
+        .find_map(|e| match e {
+            Event::Worker {
+                at_ms,
+                device,
+                action: WorkerAction::Built,
+                init_ms: Some(init_ms),
+                ..
+            } if *device == card && *at_ms >= t0 => Some((*at_ms, *init_ms)),
+            _ => None,
+        })
+        .ok_or_else(|| format!("fault {name}: no worker was built on card {card} after the fault"))?;
+    let resets: u64 = run
+        .report
+        .devices_health
+        .get(&card.to_string())
+        .map(|h| h.as_slice())
+        .unwrap_or_default()
+        .iter()
+        .filter(|h| h.at_ms >= t0 && h.at_ms <= built_ms)
+        // A reset of a case that poisons its card on purpose is not the fault's.
+        .filter(|h| h.case.as_deref().map_or(true, |c| c == trigger.id))
+        .filter_map(|h| match &h.event {
+            CardEvent::Device(e) => match e.kind {
+                HealthEventKind::ForceReset { duration_ms, .. } => Some(duration_ms),
+                _ => None,
+            },
+            CardEvent::Runner(_) => None,
+        })
+        .sum();
+    Ok(Floor {
+        detect,
+        resets: resets as f64,
+        init: init as f64,
+        retry: retry.duration_ms as f64,
+    })
+}
+
+/// The one case that failed its first attempt and passed a retry.
+fn trigger(r: &RunReport) -> Option<&runner::report::model::CaseReport> {
+    let mut flaky = r.cases.iter().filter(|c| c.outcome == Outcome::Flaky);
+    let t = flaky.next()?;
+    (flaky.next().is_none() && t.attempts.len() >= 2 && t.attempts[0].outcome.is_failure()).then_some(t)
+}
