@@ -126,6 +126,7 @@ fn lane_main(cli: &Cli, suite: Suite) -> ExitCode {
         platform: cli.platform.map_or(Platform::Sim, Into::into),
         device,
         test_hooks: cli.test_hooks,
+        preflight: cli.preflight,
     };
     let code = lane::main(cfg, suite);
     ExitCode::from(u8::try_from(code).unwrap_or(1))

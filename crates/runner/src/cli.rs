@@ -144,6 +144,10 @@ pub struct Cli {
     #[arg(long, hide = true, value_parser = parse_count)]
     pub device: Option<DeviceId>,
 
+    /// Run as a preflight lane: probe the card and exit (started by the dispatcher).
+    #[arg(long, hide = true, requires = "lane")]
+    pub preflight: bool,
+
     /// Which suite to run.
     #[arg(long, hide = true, value_enum, default_value = "builtin")]
     pub suite: SuiteArg,

@@ -130,6 +130,7 @@ pub fn run(plan: RunPlan, suite: &Suite) -> Result<RunOutcome, DispatchError> {
         command: plan.command,
         sink_dir: sinks.as_ref().map(|d| d.path().to_owned()),
         close_timeout: close_timeout(&plan.platform),
+        run_id: plan.run_id.clone(),
     };
     let dispatcher = Dispatcher::new(settings, work, plan.leases, reporter);
     let watch = match SignalWatch::start(

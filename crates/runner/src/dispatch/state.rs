@@ -7,12 +7,14 @@ use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use platform_common::lease::CardHealth;
 use platform_common::{DeviceId, DeviceLease};
 
 use super::capture::Capture;
 use super::kill::Termination;
 use super::lane_proc::{LaneCommand, LaneProc};
 use super::policy::{LaneKind, LaneState, LaneTimes};
+use crate::report::model::HealthRecord;
 use crate::sink::Sink;
 
 /// The dispatcher's settings for one run.
@@ -31,6 +33,8 @@ pub struct LoopSettings {
     pub sink_dir: Option<PathBuf>,
     /// How long closing lanes may take at the end before they are killed.
     pub close_timeout: Duration,
+    /// The run's id (for the cards' health records).
+    pub run_id: String,
 }
 
 /// What the benchmark reads: the window from the first assignment to the last verdict.
@@ -59,6 +63,13 @@ pub(super) struct Card {
     /// Lanes ended in a row for an init past `--init-timeout` on this card (reset when an init
     /// on it completes; the second quarantines it).
     pub(super) init_timeouts: u32,
+    /// Lanes on this card killed in a row by signals the dispatcher did not send (reset when a
+    /// case finishes on the card): no deaths, but bounded ([`super::policy::MAX_INFRA_KILLS`]).
+    pub(super) infra_kills: u32,
+    /// The card's health record, while the preflight it asks for has not passed or failed.
+    pub(super) preflight: Option<CardHealth>,
+    /// The card's health events of this run (the last ones), for its health record.
+    pub(super) recent: VecDeque<HealthRecord>,
 }
 
 impl Card {
@@ -72,6 +83,9 @@ impl Card {
             replacement: None,
             multi_init_failures: 0,
             init_timeouts: 0,
+            infra_kills: 0,
+            preflight: None,
+            recent: VecDeque::new(),
         }
     }
 }
@@ -151,6 +165,8 @@ pub(super) enum Start {
     Fresh(Vec<usize>),
     /// A lane holding these extra cards (indices) for these multi-card cases.
     Multi(Vec<usize>, Vec<usize>),
+    /// A preflight lane: it builds a worker, probes the card and exits (no work, no sink).
+    Preflight,
 }
 
 impl Start {
@@ -159,6 +175,7 @@ impl Start {
             Start::Regular => LaneKind::Regular,
             Start::Fresh(_) => LaneKind::Fresh,
             Start::Multi(..) => LaneKind::Multi,
+            Start::Preflight => LaneKind::Preflight,
         }
     }
 }

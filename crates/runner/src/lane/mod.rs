@@ -15,6 +15,8 @@
 //! - `card_thread`: the thread driving each further card of a multi-card lane (one card, one
 //!   thread: the lane's own card is driven from its main thread).
 //! - `start`: [`main`], the lane's setup from its command line and environment.
+//! - `preflight`: a preflight lane's check of a card whose health record said quarantined (init,
+//!   close, probe; no work).
 //! - `input`: the channel's reader thread.
 //! - `stamp`: health events stamped on the run's clock when they happen;
 //! - `output`: the output marks that split the lane's stdout and stderr between its cases;
@@ -29,6 +31,7 @@ pub mod heal;
 mod hooks;
 mod input;
 mod output;
+pub mod preflight;
 mod session;
 mod stamp;
 mod start;
