@@ -116,6 +116,16 @@ pub struct Cli {
     #[arg(long, value_name = "SECS", value_parser = parse_secs)]
     pub init_timeout: Option<Duration>,
 
+    /// Wait up to SECS for cards other runs hold, in the host-wide queue (default 0: exit 2
+    /// naming the holder).
+    #[arg(long, value_name = "SECS", value_parser = parse_wait)]
+    pub wait_for_cards: Option<Duration>,
+
+    /// Run the cases that ended failed, timed_out, crashed or flaky in the report of DIR, or of
+    /// the newest run of the arch (latest); the other selectors filter further.
+    #[arg(long, value_name = "DIR|latest")]
+    pub rerun_failed: Option<PathBuf>,
+
     /// Fault plan for simulated cards (rules separated by ';', e.g. 'dev=1:op_timeout@3').
     #[arg(long, value_name = "PLAN")]
     pub faults: Option<String>,
@@ -189,6 +199,15 @@ fn parse_secs(s: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
+/// `--wait-for-cards`: `0` (do not wait), or a timeout as [`parse_secs`] takes it.
+fn parse_wait(s: &str) -> Result<Duration, String> {
+    if platform_common::number::decimal(s).is_some_and(|v| v == 0.0) {
+        Ok(Duration::ZERO)
+    } else {
+        parse_secs(s)
+    }
+}
+
 /// A count or card number: digits only (no sign), as every number of the command line.
 fn parse_count(s: &str) -> Result<u32, String> {
     platform_common::number::whole_u32(s).ok_or_else(|| format!("{s:?} is not a whole number"))
@@ -227,7 +246,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Parsed {
 }
 
 /// Flags whose value is a path: any bytes are fine.
-const PATH_FLAGS: [&str; 2] = ["--report-dir", "--stats-out"];
+const PATH_FLAGS: [&str; 3] = ["--report-dir", "--stats-out", "--rerun-failed"];
 
 /// The first argument that is not UTF-8 (a path flag's value aside), as a one-line error naming
 /// its flag (clap's own message names none): `--flag=VALUE`, or the value after `--flag`.
@@ -296,6 +315,22 @@ mod tests {
         };
         assert_eq!(cli.case_timeout, Some(Duration::from_millis(1)));
         assert_eq!(cli.init_timeout, Some(Duration::from_millis(2500)));
+        let Parsed::Run(cli) = p(&["--arch", "a5", "--wait-for-cards", "0"]) else {
+            panic!()
+        };
+        assert_eq!(cli.wait_for_cards, Some(Duration::ZERO));
+        let Parsed::Run(cli) = p(&[
+            "--arch",
+            "a5",
+            "--wait-for-cards",
+            "1.5",
+            "--rerun-failed",
+            "latest",
+        ]) else {
+            panic!()
+        };
+        assert_eq!(cli.wait_for_cards, Some(Duration::from_millis(1500)));
+        assert_eq!(cli.rerun_failed.as_deref(), Some(std::path::Path::new("latest")));
     }
 
     #[test]
@@ -371,6 +406,9 @@ mod tests {
             (vec!["--arch", "a5", "--case-timeout", "0.0001"], "1 ms"),
             (vec!["--arch", "a5", "--init-timeout", "0"], "1 ms"),
             (vec!["--arch", "a5", "--init-timeout", "inf"], "inf"),
+            (vec!["--arch", "a5", "--wait-for-cards", "-1"], "-1"),
+            (vec!["--arch", "a5", "--wait-for-cards", "soon"], "soon"),
+            (vec!["--arch", "a5", "--wait-for-cards", "0.0001"], "1 ms"),
         ] {
             let m = usage(&args);
             assert!(!m.contains('\n'), "{m}");

@@ -6,7 +6,7 @@
 //! - [`case`]: the API a suite declares its classes and cases with; [`suite`]: the built-in suite;
 //!   [`bench_suite`]: the benchmark's trivial cases.
 //! - [`select`]: which cases a run holds (`--case`, `--runtime`, `--partition`, arch filter) and
-//!   the hand-out order.
+//!   the hand-out order; [`rerun`]: `--rerun-failed`, the cases an earlier run did not pass.
 //! - [`worker`]: `ChipWorker`; [`pool`]: at most one per card; [`exec`]: one attempt and its
 //!   classification.
 //! - [`lane`]: the per-card worker process. Step 3 (pool heal) and step 4 (rebuild-then-escalate)
@@ -39,6 +39,7 @@ pub mod platform;
 pub mod pool;
 pub mod protocol;
 pub mod report;
+pub mod rerun;
 pub mod select;
 pub mod sink;
 pub mod suite;

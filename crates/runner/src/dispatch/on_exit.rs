@@ -138,7 +138,11 @@ impl Dispatcher {
         };
         match policy::after_exit(&facts) {
             ExitDecision::Closed => return,
-            ExitDecision::Preflight(step) => self.preflight_ended(card, pid, step),
+            ExitDecision::Preflight(step) => {
+                // A preflight lane is never given work; should it hold any, it goes back.
+                self.work.requeue(&outstanding);
+                self.preflight_ended(card, pid, step);
+            }
             ExitDecision::Multi {
                 died,
                 infra_kill,

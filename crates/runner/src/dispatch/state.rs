@@ -122,7 +122,8 @@ impl Lane {
     pub(super) fn state(&self, card_quarantined: bool) -> LaneState {
         LaneState {
             alive: self.alive,
-            fresh: self.kind == LaneKind::Fresh,
+            // A preflight lane is fed nothing, as a fresh lane is: it only checks its card.
+            fresh: matches!(self.kind, LaneKind::Fresh | LaneKind::Preflight),
             multi: self.kind == LaneKind::Multi,
             closing: self.closed_at.is_some(),
             killing: self.kill.is_some(),

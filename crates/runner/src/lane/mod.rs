@@ -36,6 +36,8 @@ mod session;
 mod stamp;
 mod start;
 
-pub use hooks::{Point, ENV_CLOCK_STEP, ENV_EXIT, ENV_FLOOD, ENV_NOISE, ENV_ORPHAN, ENV_PAUSE};
+pub use hooks::{
+    Point, ENV_CLOCK_STEP, ENV_EXIT, ENV_FLOOD, ENV_NOISE, ENV_ORPHAN, ENV_PAUSE, ENV_PAUSE_TIMES,
+};
 pub use input::EXIT_ORPHANED;
 pub use start::{main, LaneConfig};
