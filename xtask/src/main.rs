@@ -3,6 +3,7 @@
 mod bench;
 mod bindgen;
 mod build_kernels;
+mod cards;
 mod chaos;
 mod child_wait;
 mod merge_reports;
@@ -42,6 +43,8 @@ enum Command {
     Soak(soak::Args),
     /// Run random fault plans through the suite binary and check every report's invariants.
     Chaos(chaos::Args),
+    /// Every card of the host: free or held (by whom), its health record, the waiting runs.
+    Cards(cards::Args),
 }
 
 fn main() -> ExitCode {
@@ -66,5 +69,6 @@ fn main() -> ExitCode {
         Command::Bindgen(a) => bindgen::run(a),
         Command::Soak(a) => soak::run(a),
         Command::Chaos(a) => chaos::run(a),
+        Command::Cards(a) => cards::run(a),
     }
 }
