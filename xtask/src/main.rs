@@ -6,6 +6,7 @@ mod bench_sandbox;
 mod bench_scale;
 mod bindgen;
 mod build_kernels;
+mod cards;
 mod chaos;
 mod child_wait;
 mod features;
@@ -49,6 +50,8 @@ enum Command {
     Chaos(chaos::Args),
     /// Check that every feature combination of every crate builds.
     Features(features::Args),
+    /// Every card of the host: free or held (by whom), its health record, the waiting runs.
+    Cards(cards::Args),
 }
 
 fn main() -> ExitCode {
@@ -74,5 +77,6 @@ fn main() -> ExitCode {
         Command::Soak(a) => soak::run(a),
         Command::Chaos(a) => chaos::run(a),
         Command::Features(a) => features::run(a),
+        Command::Cards(a) => cards::run(a),
     }
 }

@@ -1,8 +1,9 @@
 //! The suite binary's `main`: parse the command line, then be a lane or the dispatcher.
 //!
 //! This module owns turning settings (flags over environment over the config's profile over the
-//! built-in defaults, resolved by [`crate::config`]) into a checked [`RunPlan`] (every bad input a one-line
-//! error, exit 2), `--list`, the closing summary and the exit status (DESIGN section 3: 0 when every
+//! built-in defaults, resolved by [`crate::config`]) into a checked [`RunPlan`] (every bad input a
+//! one-line error, exit 2; `--rerun-failed` cuts the selection, `--wait-for-cards` waits for the
+//! cards), `--list`, the closing summary and the exit status (DESIGN section 3: 0 when every
 //! verdict is passed, flaky or skipped; 1 when any is failed, timed out or crashed; 2 for bad usage
 //! or input; 110 when the reports cannot be written; 130 / 143 when SIGINT / SIGTERM ended the
 //! run, the signal's status winning over 110). It never decides a verdict.
@@ -26,7 +27,8 @@ use crate::output;
 use crate::platform::{self, PlatformInfo};
 use crate::report::model::Platform;
 use crate::report::{render_summary, ReportDir, ReportDirError};
-use crate::select::{self, Filter};
+use crate::rerun;
+use crate::select::{self, Filter, Selection};
 
 /// The exit status of a run whose report files could not be written, whatever its verdicts (as
 /// nextest's): the summary is printed first, then the one-line error.
@@ -81,6 +83,7 @@ fn check_env() -> Result<(), platform_common::env::EnvError> {
         platform::ENV_CARDS,
         "ONBOARD_SIM_ARCH",
         crate::lane::ENV_PAUSE,
+        crate::lane::ENV_PAUSE_TIMES,
         crate::lane::ENV_EXIT,
         crate::lane::ENV_NOISE,
         crate::lane::ENV_FLOOD,
@@ -130,6 +133,7 @@ fn lane_main(cli: &Cli, suite: Suite) -> ExitCode {
         platform: cli.platform.map_or(Platform::Sim, Into::into),
         device,
         test_hooks: cli.test_hooks,
+        preflight: cli.preflight,
     };
     let code = lane::main(cfg, suite);
     ExitCode::from(u8::try_from(code).unwrap_or(1))
@@ -162,6 +166,9 @@ fn dispatch_main(cli: &Cli, suite: &Suite) -> Result<ExitCode, String> {
         &s.faults.source.label("faults"),
         info.cards,
     )?;
+    let Some(selection) = rerun_selection(cli, suite, selection)? else {
+        return Ok(ExitCode::SUCCESS);
+    };
     let registry = crate::kernels::registry(&info, cli.arch, suite);
     let missing_kernels =
         crate::kernels::missing(suite, &selection, &registry).map_err(|e| error_chain(&e))?;
@@ -201,15 +208,24 @@ fn dispatch_main(cli: &Cli, suite: &Suite) -> Result<ExitCode, String> {
     // a locked directory (systemd-tmpfiles) leave the run's lock files alone.
     let _lock_dir_hold =
         platform_common::lease::LockDirHold::acquire(&info.leases).map_err(|e| error_chain(&e))?;
-    let leases = dispatch::take_leases(
-        &info.leases,
-        &s.devices.value,
-        s.device_num.value,
-        default_num,
-        info.cards,
-        &run_id,
-    )
-    .map_err(|e| error_chain(&e))?;
+    // The cards, waiting for busy ones in the host-wide queue under --wait-for-cards.
+    let request = dispatch::CardRequest {
+        cfg: &info.leases,
+        spec: &s.devices.value,
+        device_num: s.device_num.value,
+        default: default_num,
+        cards: info.cards,
+        run_id: &run_id,
+        wait: s.wait_for_cards.value,
+        live: !s.no_progress.value && std::io::stderr().is_terminal(),
+    };
+    let leases = match dispatch::take_cards(&request) {
+        Ok(l) => l,
+        Err(e) => {
+            output::err(format_args!("error: {}", error_chain(&e)));
+            return Ok(ExitCode::from(e.exit_code()));
+        }
+    };
     let devices: Vec<u32> = leases.iter().map(|l| l.card()).collect();
     start_platform_run(cli, &info, &devices, faults.as_ref())?;
     let command = lane_command(cli, &info, faults.as_ref())?;
@@ -260,6 +276,39 @@ fn dispatch_main(cli: &Cli, suite: &Suite) -> Result<ExitCode, String> {
                 .map_or(failed, |i| ExitCode::from(i.exit_code())))
         }
     }
+}
+
+/// `--rerun-failed`: `selection` cut to the cases the named run did not pass (a case the suite no
+/// longer has is a warning); `None` when nothing is left to re-run (said on stderr; exit 0).
+fn rerun_selection(cli: &Cli, suite: &Suite, selection: Selection) -> Result<Option<Selection>, String> {
+    let Some(arg) = &cli.rerun_failed else {
+        return Ok(Some(selection));
+    };
+    let from = rerun::RerunFrom::from_arg(arg);
+    let runs = target_dir().join("onboard").join(cli.arch.name());
+    let set = rerun::failed_cases(&from, cli.arch, &runs).map_err(|e| error_chain(&e))?;
+    let (cut, gone) = rerun::restrict(suite, &selection, &set);
+    for id in gone {
+        output::err(format_args!(
+            "warning: --rerun-failed: {id} (not passed in run {}) is no case of the suite any more",
+            set.run_id
+        ));
+    }
+    if cut.is_empty() {
+        let others = if set.ids.is_empty() {
+            ""
+        } else {
+            " that the other filters select"
+        };
+        output::err(format_args!(
+            "--rerun-failed: nothing to re-run: run {} ({}) has no failed, timed_out, crashed or \
+             flaky case{others}",
+            set.run_id,
+            set.report.display()
+        ));
+        return Ok(None);
+    }
+    Ok(Some(cut))
 }
 
 /// The reports cannot be written: the one-line error, and exit [`EXIT_REPORT_WRITE`].

@@ -161,6 +161,16 @@ pub struct Cli {
     #[arg(long, value_enum)]
     pub isolation: Option<IsolationArg>,
 
+    /// Wait up to SECS for cards other runs hold, in the host-wide queue (default 0: exit 2
+    /// naming the holder).
+    #[arg(long, value_name = "SECS", value_parser = parse_wait)]
+    pub wait_for_cards: Option<Duration>,
+
+    /// Run the cases that ended failed, timed_out, crashed or flaky in the report of DIR, or of
+    /// the newest run of the arch (latest); the other selectors filter further.
+    #[arg(long, value_name = "DIR|latest")]
+    pub rerun_failed: Option<PathBuf>,
+
     /// Fault plan for simulated cards (rules separated by ';', e.g. 'dev=1:op_timeout@3').
     #[arg(long, value_name = "PLAN")]
     pub faults: Option<String>,
@@ -210,6 +220,10 @@ pub struct Cli {
     /// The lane's card.
     #[arg(long, hide = true, value_parser = parse_count)]
     pub device: Option<DeviceId>,
+
+    /// Run as a preflight lane: probe the card and exit (started by the dispatcher).
+    #[arg(long, hide = true, requires = "lane")]
+    pub preflight: bool,
 
     /// Which suite to run.
     #[arg(long, hide = true, value_enum, default_value = "builtin")]
@@ -261,6 +275,15 @@ pub(crate) fn parse_secs(s: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
+/// `--wait-for-cards`: `0` (do not wait), or a timeout as [`parse_secs`] takes it.
+pub(crate) fn parse_wait(s: &str) -> Result<Duration, String> {
+    if platform_common::number::decimal(s).is_some_and(|v| v == 0.0) {
+        Ok(Duration::ZERO)
+    } else {
+        parse_secs(s)
+    }
+}
+
 /// A count or card number: digits only (no sign), as every number of the command line.
 pub(crate) fn parse_count(s: &str) -> Result<u32, String> {
     platform_common::number::whole_u32(s).ok_or_else(|| format!("{s:?} is not a whole number"))
@@ -299,7 +322,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Parsed {
 }
 
 /// Flags whose value is a path: any bytes are fine.
-const PATH_FLAGS: [&str; 3] = ["--report-dir", "--stats-out", "--config"];
+const PATH_FLAGS: [&str; 4] = ["--report-dir", "--stats-out", "--config", "--rerun-failed"];
 
 /// The first argument that is not UTF-8 (a path flag's value aside), as a one-line error naming
 /// its flag (clap's own message names none): `--flag=VALUE`, or the value after `--flag`.
@@ -383,6 +406,22 @@ mod tests {
         };
         assert_eq!(cli.case_timeout, Some(Duration::from_millis(1)));
         assert_eq!(cli.init_timeout, Some(Duration::from_millis(2500)));
+        let Parsed::Run(cli) = p(&["--arch", "a5", "--wait-for-cards", "0"]) else {
+            panic!()
+        };
+        assert_eq!(cli.wait_for_cards, Some(Duration::ZERO));
+        let Parsed::Run(cli) = p(&[
+            "--arch",
+            "a5",
+            "--wait-for-cards",
+            "1.5",
+            "--rerun-failed",
+            "latest",
+        ]) else {
+            panic!()
+        };
+        assert_eq!(cli.wait_for_cards, Some(Duration::from_millis(1500)));
+        assert_eq!(cli.rerun_failed.as_deref(), Some(std::path::Path::new("latest")));
     }
 
     #[test]
@@ -489,6 +528,9 @@ mod tests {
                 "--profile",
             ),
             (vec!["--arch", "a5", "--no-config", "--config", "x"], "--config"),
+            (vec!["--arch", "a5", "--wait-for-cards", "-1"], "-1"),
+            (vec!["--arch", "a5", "--wait-for-cards", "soon"], "soon"),
+            (vec!["--arch", "a5", "--wait-for-cards", "0.0001"], "1 ms"),
         ] {
             let m = usage(&args);
             assert!(!m.contains('\n'), "{m}");

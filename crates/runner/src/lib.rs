@@ -7,7 +7,7 @@
 //!   suite and a suite in its own crate; [`prelude`] brings it in with one `use`); [`suite`]: the
 //!   built-in suite; [`bench_suite`]: the benchmark's trivial cases.
 //! - [`select`]: which cases a run holds (`--case`, `--runtime`, `--partition`, arch filter) and
-//!   the hand-out order.
+//!   the hand-out order; [`rerun`]: `--rerun-failed`, the cases an earlier run did not pass.
 //! - [`worker`]: `ChipWorker`; [`pool`]: at most one per card; [`exec`]: one attempt (the case
 //!   context, the only door to the device from a body) and its classification; [`kernels`]: the
 //!   run's kernel registry and the cases without a kernel binary for the platform.
@@ -47,6 +47,7 @@ pub mod pool;
 pub mod prelude;
 pub mod protocol;
 pub mod report;
+pub mod rerun;
 pub mod select;
 pub mod sink;
 pub mod suite;

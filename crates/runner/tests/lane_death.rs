@@ -142,7 +142,9 @@ fn sigkill_during_a_case_is_a_crashed_attempt_then_a_retry() {
     run.expect_code(0);
     nothing_lost(&run, &ids);
     let r = run.report();
-    assert_retried_once(&r, &at, AttemptOutcome::Crashed);
+    // A SIGKILL from outside (the test's, as an OOM killer's would be) is an infrastructure
+    // crash of the case, retried; a pass after it is no flaky test (issue 9, item 6).
+    assert_passed_after_infrastructure_kill(&r, &at);
     assert_others_passed_once(&r, &ids, &at);
 }
 

@@ -6,7 +6,11 @@
 //! sticky-context code or is an `Unusable` refusal (either would be a cascade); no `result`
 //! failure is retried; a final `failed` only for a wrong result (and no more of those than the
 //! plan's `corrupt` faults) or for a multi-card case after a quarantine; no final `timed_out` or
-//! `crashed`; the exit status is the verdicts'. The report is read as JSON values, not through the
+//! `crashed`; the exit status is the verdicts'; and, for the lane `--kill` SIGKILLs from outside
+//! (issue 9: an infrastructure kill is not a test failure), every `infrastructure` crash is that
+//! lane's and is retried, and that lane's death is never a `device_runtime` crash of its case
+//! (unless the plan has a fault that kills lanes itself, which the kill may have raced). A card's
+//! `quarantined_at_start` counts as a quarantine. The report is read as JSON values, not through the
 //! runner's types, so a report of any version of the schema is checked by the same rules. It never
 //! runs anything.
 //!
@@ -91,6 +95,8 @@ pub struct Facts<'a> {
     pub listed: &'a BTreeSet<String>,
     /// The cases that need more than one card, with the number they need.
     pub multi_card: &'a BTreeMap<String, u32>,
+    /// The pid of the lane `--kill` SIGKILLed, if it killed one.
+    pub killed: Option<u64>,
 }
 
 /// One broken invariant.
@@ -142,7 +148,7 @@ pub fn check(report: &Value, facts: &Facts<'_>) -> Vec<Violation> {
         .unwrap_or_default();
     let quarantined = health
         .iter()
-        .filter(|r| s(r, "event") == Some("quarantined"))
+        .filter(|r| matches!(s(r, "event"), Some("quarantined" | "quarantined_at_start")))
         .count();
     let healthy = (facts.plan.cards as usize).saturating_sub(quarantined);
     let mut results = 0;
@@ -226,8 +232,59 @@ pub fn check(report: &Value, facts: &Facts<'_>) -> Vec<Violation> {
         ));
     }
     refusals(cases, &health, &mut out);
+    kills(cases, facts, &mut out);
     exit_status(report, cases, facts.exit, &mut out);
     out
+}
+
+/// The lane killed from outside: an `infrastructure` crash is only ever its, and always retried;
+/// its death is no `device_runtime` crash of its case (a plan fault that kills lanes may have
+/// raced the kill: then either is right).
+fn kills(cases: &[Value], facts: &Facts<'_>, out: &mut Vec<Violation>) {
+    let lane_faults = facts.plan.count(Effect::KillsLane) > 0;
+    for c in cases {
+        let id = s(c, "id").unwrap_or("?");
+        let attempts = arr(c, "attempts");
+        for (i, a) in attempts.iter().enumerate() {
+            if s(a, "outcome") != Some("crashed") {
+                continue;
+            }
+            let pid = a.get("pid").and_then(Value::as_u64);
+            let class = a.get("error").and_then(|e| s(e, "class"));
+            let from_kill = pid.is_some() && pid == facts.killed;
+            let shown = || pid.map_or_else(|| "?".to_owned(), |p| p.to_string());
+            match class {
+                Some("infrastructure") => {
+                    if !from_kill {
+                        out.push(v(
+                            "infrastructure kill nobody sent",
+                            format!(
+                                "{id} attempt {} is an infrastructure crash of lane pid {}, the kill was of {:?}",
+                                i + 1,
+                                shown(),
+                                facts.killed
+                            ),
+                        ));
+                    }
+                    if i + 1 == attempts.len() {
+                        out.push(v(
+                            "infrastructure kill not retried",
+                            format!("{id} attempt {} (lane pid {}) was its last", i + 1, shown()),
+                        ));
+                    }
+                }
+                Some("device_runtime") if from_kill && !lane_faults => out.push(v(
+                    "kill from outside blamed on the case",
+                    format!(
+                        "{id} attempt {} crashed with class device_runtime in the lane chaos killed (pid {})",
+                        i + 1,
+                        shown()
+                    ),
+                )),
+                _ => {}
+            }
+        }
+    }
 }
 
 fn counts(report: &Value, cases: &[Value], out: &mut Vec<Violation>) {

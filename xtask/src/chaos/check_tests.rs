@@ -56,6 +56,19 @@ struct Case {
     broken: &'static [&'static str],
 }
 
+/// The pid of the lane every row's `--kill` killed.
+const KILLED: u64 = 99;
+
+fn crashed_attempt(pid: u64, class: &str) -> Value {
+    json!({"device": 1, "pid": pid, "outcome": "crashed",
+           "error": {"class": class, "call": null, "code": null, "message": "m"}})
+}
+
+fn after(first: Value, outcome: &str) -> Value {
+    json!({"id": "A::x", "outcome": outcome, "skip_reason": null, "attempts": [
+        first, {"device": 0, "pid": 11, "outcome": "passed", "error": null}]})
+}
+
 fn run(c: &Case) -> Vec<&'static str> {
     let listed: BTreeSet<String> = arr_ids(&c.report);
     let multi: BTreeMap<String, u32> = [("M::two".to_owned(), 2)].into();
@@ -64,6 +77,7 @@ fn run(c: &Case) -> Vec<&'static str> {
         exit: Some(c.exit),
         listed: &listed,
         multi_card: &multi,
+        killed: Some(KILLED),
     };
     let mut got: Vec<&'static str> = check(&c.report, &facts).iter().map(|v| v.invariant).collect();
     got.dedup();
@@ -283,6 +297,71 @@ fn each_invariant_is_broken_by_its_report() {
                 "case without an attempt",
             ],
         },
+        // The killed lane's case: an infrastructure crash, retried to a pass (passed, not flaky).
+        Case {
+            report: report(
+                vec![after(crashed_attempt(KILLED, "infrastructure"), "passed")],
+                json!({}),
+            ),
+            plan: plan(&[]),
+            exit: 0,
+            broken: &[],
+        },
+        // An infrastructure crash of a lane nobody killed.
+        Case {
+            report: report(
+                vec![after(crashed_attempt(12, "infrastructure"), "passed")],
+                json!({}),
+            ),
+            plan: plan(&[]),
+            exit: 0,
+            broken: &["infrastructure kill nobody sent"],
+        },
+        // The kill was not retried: the case ends crashed.
+        Case {
+            report: report(
+                vec![json!({"id": "A::x", "outcome": "crashed", "skip_reason": null,
+                            "attempts": [crashed_attempt(KILLED, "infrastructure")]})],
+                json!({}),
+            ),
+            plan: plan(&[]),
+            exit: 1,
+            broken: &["final timed_out or crashed", "infrastructure kill not retried"],
+        },
+        // The kill blamed on the case as a device crash ...
+        Case {
+            report: report(
+                vec![after(crashed_attempt(KILLED, "device_runtime"), "flaky")],
+                json!({}),
+            ),
+            plan: plan(&[]),
+            exit: 0,
+            broken: &["kill from outside blamed on the case"],
+        },
+        // ... unless a crash fault of the plan may have killed that lane first.
+        Case {
+            report: report(
+                vec![after(crashed_attempt(KILLED, "device_runtime"), "flaky")],
+                json!({}),
+            ),
+            plan: plan(&[("crash", 2)]),
+            exit: 0,
+            broken: &[],
+        },
+        // A card quarantined at the start counts as quarantined: a multi-card case skipped for it.
+        Case {
+            report: report(
+                vec![
+                    passed("A::x"),
+                    json!({"id": "M::two", "outcome": "skipped", "skip_reason": "needs 2 cards",
+                           "attempts": []}),
+                ],
+                json!({"1": [{"event": "quarantined_at_start", "at_ms": 1, "detail": "preflight failed"}]}),
+            ),
+            plan: plan(&[]),
+            exit: 0,
+            broken: &[],
+        },
     ];
     for (i, c) in table.iter().enumerate() {
         let mut want: Vec<&str> = c.broken.to_vec();
@@ -306,6 +385,7 @@ fn lost_cases_and_bad_counts_are_violations() {
         exit: Some(0),
         listed: &listed,
         multi_card: &multi,
+        killed: Some(KILLED),
     };
     let got: Vec<String> = check(&r, &facts).iter().map(ToString::to_string).collect();
     assert!(

@@ -216,6 +216,10 @@ fn judge(
                 exit: run.exit,
                 listed,
                 multi_card: multi,
+                killed: match run.kill {
+                    Kill::Killed { lane, .. } => Some(u64::from(lane.pid)),
+                    Kill::NotAsked | Kill::RunEndedFirst => None,
+                },
             };
             violations.extend(check(report, &facts));
         }

@@ -29,9 +29,9 @@ use super::error::{LeaseError, LockDirRule};
 use crate::driver::DeviceId;
 
 /// Permission bits that let group or others write.
-const WRITABLE_BY_OTHERS: u32 = 0o022;
+pub(crate) const WRITABLE_BY_OTHERS: u32 = 0o022;
 /// The sticky bit: in such a dir only a file's owner (or the dir's, or root) may unlink it.
-const STICKY: u32 = 0o1000;
+pub(crate) const STICKY: u32 = 0o1000;
 /// Mode of a lock file.
 const LOCK_FILE_MODE: u32 = 0o644;
 
@@ -42,12 +42,12 @@ pub(crate) struct LockDir {
     pub(crate) path: PathBuf,
 }
 
-fn mode_of(st: &Stat) -> u32 {
+pub(crate) fn mode_of(st: &Stat) -> u32 {
     st.st_mode & 0o7777
 }
 
 /// Whether others may write to a dir of `mode` only under the sticky bit (or not at all).
-fn shared(mode: u32) -> bool {
+pub(crate) fn shared(mode: u32) -> bool {
     mode & WRITABLE_BY_OTHERS != 0 && mode & STICKY != 0
 }
 
@@ -164,17 +164,22 @@ impl LockDir {
     /// Opens `card`'s lock file, creating it 0644 when missing; read-only when this user may not
     /// write it.
     pub(crate) fn open_lock_file(&self, card: DeviceId) -> Result<(File, PathBuf), LeaseError> {
-        let name = lock_file_name(card);
-        let path = self.path.join(&name);
+        self.open_shared_file(&lock_file_name(card))
+    }
+
+    /// Opens the lock-model file `name` of the lock dir (a card's lock file, the queue's lock),
+    /// creating it 0644 when missing; read-only when this user may not write it.
+    pub(crate) fn open_shared_file(&self, name: &str) -> Result<(File, PathBuf), LeaseError> {
+        let path = self.path.join(name);
         let base = OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
         let fd = match openat(
             &self.fd,
-            name.as_str(),
+            name,
             OFlags::RDWR | OFlags::CREATE | base,
             Mode::from_raw_mode(LOCK_FILE_MODE),
         ) {
             Err(denied @ (Errno::ACCESS | Errno::PERM)) => {
-                match openat(&self.fd, name.as_str(), OFlags::RDONLY | base, Mode::empty()) {
+                match openat(&self.fd, name, OFlags::RDONLY | base, Mode::empty()) {
                     // Not there, and this user may not create it: say so.
                     Err(Errno::NOENT) => Err(denied),
                     other => other,

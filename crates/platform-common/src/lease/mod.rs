@@ -34,20 +34,33 @@
 //! ([`DeviceLease::pass_to`], [`DeviceLease::inherited`]); an adopted descriptor is made
 //! close-on-exec, and each descriptor number is adopted at most once per process.
 //!
+//! Waiting: runs that wait for busy cards (`--wait-for-cards`) queue in the lock dir, one ticket
+//! each, and are served in arrival order ([`CardQueue`], `queue.rs`).
+//!
+//! Memory: a card quarantined in a run is recorded beside its lock file (`card-N.health-<uid>`,
+//! [`CardHealth`], `health.rs`), so the next run that leases it checks it first. [`survey`]
+//! (`survey.rs`) reads a lock dir card by card without taking a lock (`cargo xtask cards`).
+//!
 //! `private_dir.rs` (a private state dir and its files, never through a symlink) serves the
 //! simulator's card files.
 
 mod config;
 mod error;
 mod handoff;
+mod health;
 mod lock;
 mod lock_dir;
 pub(crate) mod private_dir;
+mod queue;
 mod record;
+mod survey;
 
 pub use config::{LeaseConfig, ENV_LOCK_DIR, HOST_LOCK_DIR};
 pub use error::{LeaseError, LockDirRule, LockFileNow};
 pub use handoff::{CHILD_LEASE_FD, ENV_EXTRA_LEASE_FDS};
+pub use health::{CardHealth, HealthStatus, MAX_HEALTH_EVENTS};
 pub use lock::{DeviceLease, ENV_LEASE_FD};
 pub use lock_dir::LockDirHold;
+pub use queue::{CardQueue, QueueGuard, Ticket, Waiter, Wanted, QUEUE_DIR, QUEUE_LOCK};
 pub use record::HolderRecord;
+pub use survey::{survey, CardSurvey, HeldBy, LockDirSurvey};

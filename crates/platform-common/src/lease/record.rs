@@ -59,7 +59,7 @@ impl HolderRecord {
         }
     }
 
-    fn parse(text: &str) -> Self {
+    pub(crate) fn parse(text: &str) -> Self {
         let mut rec = Self::default();
         for line in text.lines() {
             let Some((k, v)) = line.split_once('=') else {
@@ -78,7 +78,7 @@ impl HolderRecord {
         rec
     }
 
-    fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         format!(
             "uid={}\npid={}\nhost={}\nstarted_ms={}\nrun_id={}\n",
             self.uid.unwrap_or(0),
@@ -137,7 +137,23 @@ pub(crate) fn write(
     rec: &HolderRecord,
 ) -> std::io::Result<()> {
     let uid = rustix::process::geteuid().as_raw();
-    let name = record_file_name(card, uid);
+    replace_file(
+        dir,
+        dir_path,
+        &record_file_name(card, uid),
+        rec.render().as_bytes(),
+    )
+}
+
+/// Replaces the file `name` of the lock dir `dir` whole with `bytes` (mode 0644): a temp file
+/// with an unpredictable name, opened `O_EXCL|O_NOFOLLOW` relative to the dir, then a rename, so
+/// a reader sees the old file or the new one, never a part. Holder and health records use it.
+pub(crate) fn replace_file(
+    dir: &OwnedFd,
+    dir_path: &std::path::Path,
+    name: &str,
+    bytes: &[u8],
+) -> std::io::Result<()> {
     let (file, temp) = tempfile::Builder::new()
         .prefix(&format!(".{name}."))
         .suffix(".tmp")
@@ -156,8 +172,8 @@ pub(crate) fn write(
     let temp_name = temp.file_name().map(ToOwned::to_owned).unwrap_or_default();
     let written = rustix::fs::fchmod(&file, Mode::from_raw_mode(RECORD_MODE))
         .map_err(std::io::Error::from)
-        .and_then(|()| (&file).write_all(rec.render().as_bytes()))
-        .and_then(|()| renameat(dir, &temp_name, dir, name.as_str()).map_err(std::io::Error::from));
+        .and_then(|()| (&file).write_all(bytes))
+        .and_then(|()| renameat(dir, &temp_name, dir, name).map_err(std::io::Error::from));
     if written.is_err() {
         let _ = unlinkat(dir, &temp_name, AtFlags::empty());
     }
@@ -200,6 +216,15 @@ pub(crate) fn current(dir: &OwnedFd, card: DeviceId) -> HolderRecord {
 
 /// One record file, its uid taken from the file's owner.
 fn read_one(dir: &OwnedFd, name: &std::ffi::CStr) -> Option<HolderRecord> {
+    let (bytes, uid) = read_small(dir, name, MAX_RECORD)?;
+    let mut rec = HolderRecord::parse(&String::from_utf8_lossy(&bytes));
+    rec.uid = Some(uid);
+    Some(rec)
+}
+
+/// At most `max` bytes of the regular file `name` of the dir `dir` (never through a symlink) and
+/// the uid of its owner; `None` when it cannot be read or is not a regular file.
+pub(crate) fn read_small(dir: &OwnedFd, name: &std::ffi::CStr, max: u64) -> Option<(Vec<u8>, u32)> {
     let fd = openat(
         dir,
         name,
@@ -212,10 +237,8 @@ fn read_one(dir: &OwnedFd, name: &std::ffi::CStr) -> Option<HolderRecord> {
         return None;
     }
     let mut bytes = Vec::new();
-    File::from(fd).take(MAX_RECORD).read_to_end(&mut bytes).ok()?;
-    let mut rec = HolderRecord::parse(&String::from_utf8_lossy(&bytes));
-    rec.uid = Some(st.st_uid);
-    Some(rec)
+    File::from(fd).take(max).read_to_end(&mut bytes).ok()?;
+    Some((bytes, st.st_uid))
 }
 
 #[cfg(test)]

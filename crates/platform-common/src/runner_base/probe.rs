@@ -14,8 +14,10 @@ use crate::timeouts::Timeouts;
 /// Bytes the probe allocates.
 pub const PROBE_ALLOC_BYTES: usize = 64;
 
-/// Probes `device`. `Ok` means confirmed.
-pub(super) fn probe_card(
+/// Probes `device`. `Ok` means confirmed. Besides the post-reset probe of finalize, a lane's
+/// preflight (a card whose health record said quarantined) runs it after building and closing a
+/// worker.
+pub fn probe_card(
     driver: &dyn Driver,
     device: DeviceId,
     kernel: Option<&KernelBlob>,

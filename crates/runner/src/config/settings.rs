@@ -21,7 +21,7 @@ use super::file::{EnvLookup, LoadedFile};
 use super::overrides::OverrideTable;
 use super::values::*;
 use crate::cli::{
-    parse_count, parse_secs, Cli, FlakyArg, IsolationArg, PlatformArg, DEFAULT_CASE_TIMEOUT,
+    parse_count, parse_secs, parse_wait, Cli, FlakyArg, IsolationArg, PlatformArg, DEFAULT_CASE_TIMEOUT,
     DEFAULT_INIT_TIMEOUT,
 };
 use crate::dispatch::DeviceSpec;
@@ -257,6 +257,7 @@ run_settings! {
     flaky_result: FlakyArg = FlakyArg::Pass, "pass", "flaky-result", "CARDGUARD_FLAKY_RESULT", Text, parse_enum::<FlakyArg>, show_enum;
     case_timeout: Duration = DEFAULT_CASE_TIMEOUT, "300 s", "case-timeout", "CARDGUARD_CASE_TIMEOUT", Secs, parse_secs, show_secs;
     init_timeout: Duration = DEFAULT_INIT_TIMEOUT, "120 s", "init-timeout", "CARDGUARD_INIT_TIMEOUT", Secs, parse_secs, show_secs;
+    wait_for_cards: Duration = Duration::ZERO, "0 s", "wait-for-cards", "CARDGUARD_WAIT_FOR_CARDS", Secs, parse_wait, show_secs;
     isolation: IsolationArg = IsolationArg::Pool, "pool", "isolation", "CARDGUARD_ISOLATION", Text, parse_enum::<IsolationArg>, show_enum;
     faults: Option<String> = None, "none", "faults", "ONBOARD_SIM_FAULTS", Text, parse_text, show_display;
     report_dir: Option<PathBuf> = None, "target/onboard/<arch>/<run-id>", "report-dir", "CARDGUARD_REPORT_DIR", Text, parse_path, show_path;

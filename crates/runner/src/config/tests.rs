@@ -117,6 +117,7 @@ fn every_setting_takes_each_source_in_order() {
         ("case-timeout", &["--case-timeout", "3"]),
         ("init-timeout", &["--init-timeout", "3"]),
         ("isolation", &["--isolation", "case"]),
+        ("wait-for-cards", &["--wait-for-cards", "3"]),
         ("faults", &["--faults", "dev=0:op_timeout@3"]),
         ("report-dir", &["--report-dir", "/r/flag"]),
         ("no-progress", &["--no-progress"]),
@@ -124,7 +125,7 @@ fn every_setting_takes_each_source_in_order() {
     let env_value = |key: &str| match key {
         "platform" => "onboard",
         "devices" => "2",
-        "device-num" | "retries" | "case-timeout" | "init-timeout" => "7",
+        "device-num" | "retries" | "case-timeout" | "init-timeout" | "wait-for-cards" => "7",
         "flaky-result" => "pass",
         "isolation" => "class",
         "faults" => "dev=0:op_timeout@7",

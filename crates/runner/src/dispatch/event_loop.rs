@@ -8,6 +8,8 @@
 //! - lane management (start, hand-out, close, the multi-card phase): `lanes`;
 //! - messages from lanes (attempts, health, init failures, worker steps): `on_lane`;
 //! - lane exits (blame, sink, fresh lanes, quarantine, abandon): `on_exit`;
+//! - cards that remember their health (preflights, quarantines recorded host-wide):
+//!   `card_memory`;
 //! - SIGINT / SIGTERM (no more work, every lane ended, every open case skipped): `on_signal`.
 //! - lane output (captured per attempt, logged outside a case) and protocol violations:
 //!   `on_output`.
@@ -52,6 +54,8 @@ pub struct Dispatcher {
     /// The largest peak RSS (KiB) of a lane read at its close.
     pub(super) lane_peak_rss_kib: Option<u64>,
     pub(super) multi_deaths: u32,
+    /// Multi-card lanes killed from outside in a row.
+    pub(super) multi_infra_kills: u32,
     /// The signal that interrupted the run, once one did.
     pub(super) interrupted: Option<Interruption>,
     /// Leases whose lock file was deleted or replaced during the run (their cards got no more
@@ -89,6 +93,7 @@ impl Dispatcher {
             last_verdict: None,
             lane_peak_rss_kib: None,
             multi_deaths: 0,
+            multi_infra_kills: 0,
             interrupted: None,
             leases_lost: Vec::new(),
         }
@@ -108,6 +113,7 @@ impl Dispatcher {
     /// finish the report), the benchmark's figures and the leases lost on the way. The leases are
     /// released on return.
     pub fn run(mut self) -> (Reporter, DispatchStats, Vec<LeaseError>) {
+        self.start_preflights();
         self.refill_all();
         loop {
             if let Some(signal) = self.interrupted {
@@ -198,10 +204,15 @@ impl Dispatcher {
         self.reporter.run_ms_of_mono(mono_ns)
     }
 
-    /// Records a health event of card `card`.
+    /// Records a health event of card `card` (and keeps it for the card's health record).
     pub(super) fn health(&mut self, card: usize, record: HealthRecord) {
         let device = self.cards[card].device;
         let at_ms = record.at_ms;
+        let recent = &mut self.cards[card].recent;
+        if recent.len() == platform_common::lease::MAX_HEALTH_EVENTS {
+            recent.pop_front();
+        }
+        recent.push_back(record.clone());
         self.record(Event::Health {
             at_ms,
             device,

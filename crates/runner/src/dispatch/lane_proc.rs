@@ -75,6 +75,8 @@ pub(super) struct LaneSpec<'a> {
     /// Its own card's lease first; more for a multi-card lane.
     pub(super) leases: &'a [&'a DeviceLease],
     pub(super) sink: Option<&'a Path>,
+    /// A preflight lane ([`protocol::PREFLIGHT_FLAG`]): it probes its card and exits.
+    pub(super) preflight: bool,
 }
 
 /// A live lane process.
@@ -113,6 +115,7 @@ impl LaneProc {
         let nonce = protocol::new_nonce();
         c.arg(LANE_FLAG)
             .args(&cmd.args)
+            .args(spec.preflight.then_some(protocol::PREFLIGHT_FLAG))
             .arg("--device")
             .arg(spec.device.to_string())
             .envs(cmd.env.iter().map(|(k, v)| (k, v)))

@@ -46,7 +46,7 @@ impl Dispatcher {
                     None
                 }
             },
-            Start::Fresh(_) | Start::Multi(..) => None,
+            Start::Fresh(_) | Start::Multi(..) | Start::Preflight => None,
         };
         let id = self.lanes.len();
         let mut held = vec![card];
@@ -59,6 +59,7 @@ impl Dispatcher {
             device,
             leases: &leases,
             sink: sink.as_ref().map(Sink::path),
+            preflight: matches!(start, Start::Preflight),
         };
         let spawned = self.spawner.spawn(&spec, &self.tx);
         let proc_ = match spawned {
@@ -68,10 +69,10 @@ impl Dispatcher {
                     s.take();
                 }
                 let reason = policy::quarantine::spawn_failed(&failed.error, failed.tries);
-                self.quarantine(card, &reason);
+                self.quarantine_host(card, &reason);
                 match start {
                     Start::Fresh(cases) | Start::Multi(_, cases) => self.work.requeue(&cases),
-                    Start::Regular => {}
+                    Start::Regular | Start::Preflight => {}
                 }
                 return;
             }
@@ -102,7 +103,11 @@ impl Dispatcher {
             heard: Instant::now(),
             closed_at: None,
             init_failed: Vec::new(),
-            initing: Vec::new(),
+            // A preflight lane is an init from its start: bounded by --init-timeout throughout.
+            initing: match start {
+                Start::Preflight => vec![(card, "preflight".to_owned(), Instant::now())],
+                _ => Vec::new(),
+            },
             inits_done: Vec::new(),
             init_timed_out: Vec::new(),
             capture: Capture::default(),
@@ -111,7 +116,7 @@ impl Dispatcher {
         self.cards[card].lane = Some(id);
         match start {
             Start::Fresh(cases) | Start::Multi(_, cases) => self.assign(id, Unit { cases }),
-            Start::Regular => {}
+            Start::Regular | Start::Preflight => {}
         }
     }
 
@@ -154,6 +159,7 @@ impl Dispatcher {
             quarantined: &quarantined,
             need: self.work.multi_cards() as usize,
             deaths: self.multi_deaths,
+            infra_kills: self.multi_infra_kills,
         });
         let cases = match self.settings.isolation {
             Isolation::Pool => self.work.take_multi(),
@@ -267,7 +273,7 @@ impl Dispatcher {
             Ok(()) => true,
             Err(e) => {
                 let reason = format!("its lease no longer excludes others: {e}");
-                self.quarantine(card, &reason);
+                self.quarantine_host(card, &reason);
                 self.leases_lost.push(e);
                 false
             }
@@ -285,10 +291,11 @@ impl Dispatcher {
     }
 
     /// Closes a lane's channel for writing (it finishes, closes its workers and exits) and starts
-    /// its close deadline.
+    /// its close deadline. A preflight lane is left to end on its own (under `--init-timeout`),
+    /// so its verdict on the card is always had.
     pub(super) fn close_lane(&mut self, lane: usize) {
         let l = &mut self.lanes[lane];
-        if l.alive && l.closed_at.is_none() {
+        if l.alive && l.closed_at.is_none() && l.kind != policy::LaneKind::Preflight {
             // Its work is done: its peak so far is its peak (closing its pool allocates nothing).
             let rss = super::peak_rss::peak_rss_kib(&l.proc_.pid.to_string());
             l.proc_.close();

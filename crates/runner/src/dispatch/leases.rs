@@ -4,12 +4,14 @@
 //! one is a usage error naming its holder); `auto` takes the first N free cards, or without
 //! `--device-num` on real cards every free card (an error naming the holders only when none is
 //! free). A range is checked before it is expanded, so a huge one is a usage error, never an
-//! allocation. It never starts a lane.
+//! allocation. One try ([`try_take`]) never takes a free card that a run waiting longer wants
+//! (the host-wide queue of `--wait-for-cards`, read by `card_wait`), and keeps what it took, so a
+//! waiting run takes each card as it frees. It never waits and never starts a lane.
 
 use std::fmt;
 use std::str::FromStr;
 
-use platform_common::lease::{LeaseConfig, LeaseError};
+use platform_common::lease::{LeaseConfig, LeaseError, Waiter, Wanted};
 use platform_common::{DeviceId, DeviceLease};
 
 /// `--devices`: a list of cards or `auto`.
@@ -94,30 +96,54 @@ pub enum TakeError {
     /// A named card is held by someone else.
     #[error("--devices: {0}")]
     Held(#[source] LeaseError),
+    /// A named card is wanted by a run that has waited longer (`--wait-for-cards`): it is that
+    /// run's to take first.
+    #[error(
+        "--devices: card {card} is reserved for a run waiting longer for it: {waiter} \
+         (--wait-for-cards SECS queues behind it)"
+    )]
+    Reserved {
+        /// The card.
+        card: DeviceId,
+        /// The earliest waiter that wants it.
+        waiter: Box<Waiter>,
+    },
     /// `--devices auto` on real cards without `--device-num`: not one card is free.
     #[error("--devices auto: none of the {cards} cards is free ({holders})")]
     NoneFree {
         /// Cards of the platform.
         cards: u32,
-        /// Who holds them, card by card.
+        /// Who holds them (or waits for them longer), card by card.
         holders: String,
     },
     /// Not enough free cards for `auto`.
-    #[error("--devices auto: only {free} of the {cards} cards are free, --device-num asks for {want}")]
+    #[error(
+        "--devices auto: only {free} of the {cards} cards are free, --device-num asks for {want}{}",
+        reserved_note(*reserved)
+    )]
     NotEnough {
-        /// Free cards found.
+        /// Free cards found (not counting those reserved for earlier waiters).
         free: usize,
         /// Cards asked for.
         want: u32,
         /// Cards of the platform.
         cards: u32,
+        /// Cards left to runs that have waited longer.
+        reserved: usize,
     },
     /// The lock directory cannot be used.
     #[error("cannot take a card lease: {0}")]
     Io(#[source] LeaseError),
-    /// `--device-num` without `auto`, or zero.
+    /// `--device-num` without `auto`, or zero, or more than the platform's cards.
     #[error("--device-num {0}: {1}")]
-    DeviceNum(u32, &'static str),
+    DeviceNum(u32, String),
+}
+
+fn reserved_note(reserved: usize) -> String {
+    match reserved {
+        0 => String::new(),
+        n => format!(" ({n} card(s) are reserved for runs waiting longer)"),
+    }
 }
 
 /// How many cards `--devices auto` takes without `--device-num`.
@@ -129,7 +155,195 @@ pub enum AutoCount {
     AllFree,
 }
 
-/// Takes the cards of `spec` (with `auto`, `want` of them, else as `default` says).
+/// What a run wants, checked against the platform before any lock is taken.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Want {
+    /// Exactly these cards, in this order.
+    List(Vec<DeviceId>),
+    /// This many free cards, the lowest first.
+    Count(u32),
+    /// Every free card, at least one.
+    AllFree,
+}
+
+impl Want {
+    /// `--devices` and `--device-num` (with `auto`, `want` of them, else as `default` says),
+    /// checked against the `cards` of the platform.
+    pub fn of(
+        spec: &DeviceSpec,
+        want: Option<u32>,
+        default: AutoCount,
+        cards: u32,
+    ) -> Result<Self, TakeError> {
+        match spec {
+            DeviceSpec::List(list) => {
+                if let Some(n) = want {
+                    if usize::try_from(n).ok() != Some(list.len()) {
+                        return Err(TakeError::DeviceNum(
+                            n,
+                            "only goes with --devices auto (or matches the list)".to_owned(),
+                        ));
+                    }
+                }
+                if let Some(&card) = list.iter().find(|c| **c >= cards) {
+                    return Err(TakeError::OutOfRange { card, cards });
+                }
+                Ok(Want::List(list.clone()))
+            }
+            DeviceSpec::Auto => match (want, default) {
+                (Some(0), _) | (None, AutoCount::Exactly(0)) => {
+                    Err(TakeError::DeviceNum(0, "must be at least 1".to_owned()))
+                }
+                (Some(n), _) | (None, AutoCount::Exactly(n)) if n > cards => Err(TakeError::DeviceNum(
+                    n,
+                    format!("this platform has only {cards} cards"),
+                )),
+                (Some(n), _) | (None, AutoCount::Exactly(n)) => Ok(Want::Count(n)),
+                (None, AutoCount::AllFree) => Ok(Want::AllFree),
+            },
+        }
+    }
+
+    /// The queue's form of it (what a ticket says this run waits for).
+    pub fn wanted(&self) -> Wanted {
+        match self {
+            Want::List(l) => Wanted::Cards(l.clone()),
+            Want::Count(n) => Wanted::Any(Some(*n)),
+            Want::AllFree => Wanted::Any(None),
+        }
+    }
+}
+
+/// Why a wanted card was not taken in one try.
+#[derive(Debug)]
+pub enum Blocker {
+    /// Another holder has it (the refusal names it).
+    Held(LeaseError),
+    /// An earlier waiter wants it (it is that waiter's to take first, free or not).
+    Reserved(Box<Waiter>),
+}
+
+/// What one try took and what it still lacks.
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Whether the run has every card it wants now.
+    pub done: bool,
+    /// The cards it could not take, and why (for `auto`: the cards tried, all of them).
+    pub missing: Vec<(DeviceId, Blocker)>,
+}
+
+impl Progress {
+    /// The awaited cards and their blockers, on one line (`card 0 is held by ...; card 1 is
+    /// reserved for ...`).
+    pub fn describe(&self) -> String {
+        let parts: Vec<String> = self
+            .missing
+            .iter()
+            .map(|(card, b)| match b {
+                Blocker::Held(LeaseError::Held { holder, .. }) => format!("card {card} is held by {holder}"),
+                Blocker::Held(e) => format!("card {card}: {e}"),
+                Blocker::Reserved(w) => {
+                    format!("card {card} is reserved for a run waiting longer: {}", w.record)
+                }
+            })
+            .collect();
+        parts.join("; ")
+    }
+
+    /// The error of a run that does not wait (or waited in vain): the first blocked named card,
+    /// or for `auto` how many were free.
+    pub fn into_error(self, want: &Want, held: usize, cards: u32) -> TakeError {
+        match want {
+            Want::List(_) => match self.missing.into_iter().next() {
+                Some((_, Blocker::Held(e @ LeaseError::Held { .. }))) => TakeError::Held(e),
+                Some((_, Blocker::Held(e))) => TakeError::Io(e),
+                Some((card, Blocker::Reserved(waiter))) => TakeError::Reserved { card, waiter },
+                None => TakeError::NotEnough {
+                    free: held,
+                    want: 0,
+                    cards,
+                    reserved: 0,
+                },
+            },
+            Want::Count(n) => TakeError::NotEnough {
+                free: held,
+                want: *n,
+                cards,
+                reserved: self
+                    .missing
+                    .iter()
+                    .filter(|(_, b)| matches!(b, Blocker::Reserved(_)))
+                    .count(),
+            },
+            Want::AllFree => TakeError::NoneFree {
+                cards,
+                holders: self.describe(),
+            },
+        }
+    }
+}
+
+/// One try at taking what `want` asks for: every card it can take goes into `held` (kept across
+/// tries: a waiting run takes each card as it frees), never a card an earlier waiter of `ahead`
+/// reserves. The lock dir's errors end the try.
+pub fn try_take(
+    cfg: &LeaseConfig,
+    want: &Want,
+    cards: u32,
+    run_id: &str,
+    held: &mut Vec<DeviceLease>,
+    ahead: &[Waiter],
+) -> Result<Progress, TakeError> {
+    let mut progress = Progress::default();
+    let candidates: Vec<DeviceId> = match want {
+        Want::List(l) => l.clone(),
+        Want::Count(_) | Want::AllFree => (0..cards).collect(),
+    };
+    for card in candidates {
+        if held.iter().any(|l| l.card() == card) {
+            continue;
+        }
+        if let Want::Count(n) = want {
+            if held.len() >= *n as usize {
+                break;
+            }
+        }
+        if let Some(w) = ahead.iter().find(|w| w.reserves(card)) {
+            // Not even tried: a try would lock it for a moment under the waiter's nose.
+            progress
+                .missing
+                .push((card, Blocker::Reserved(Box::new(w.clone()))));
+            continue;
+        }
+        match DeviceLease::try_acquire(cfg, card, run_id) {
+            Ok(l) => held.push(l),
+            Err(e @ LeaseError::Held { .. }) => {
+                tracing::debug!(card, "{e}");
+                progress.missing.push((card, Blocker::Held(e)));
+            }
+            Err(e) => return Err(TakeError::Io(e)),
+        }
+    }
+    progress.done = match want {
+        Want::List(l) => held.len() == l.len(),
+        Want::Count(n) => held.len() == *n as usize,
+        Want::AllFree => !held.is_empty(),
+    };
+    if progress.done {
+        progress.missing.clear();
+    }
+    // The run's cards in the order asked for (a list's order; else by number).
+    if let Want::List(l) = want {
+        held.sort_by_key(|lease| l.iter().position(|c| *c == lease.card()));
+    } else {
+        held.sort_by_key(DeviceLease::card);
+    }
+    Ok(progress)
+}
+
+/// Takes the cards of `spec` at once, without waiting and without a queue to respect (with
+/// `auto`, `want` of them, else as `default` says). `dispatch::card_wait` is the run's way in: it
+/// respects the runs that wait.
 pub fn take(
     cfg: &LeaseConfig,
     spec: &DeviceSpec,
@@ -138,83 +352,16 @@ pub fn take(
     cards: u32,
     run_id: &str,
 ) -> Result<Vec<DeviceLease>, TakeError> {
-    match spec {
-        DeviceSpec::List(list) => {
-            if let Some(n) = want {
-                if usize::try_from(n).ok() != Some(list.len()) {
-                    return Err(TakeError::DeviceNum(
-                        n,
-                        "only goes with --devices auto (or matches the list)",
-                    ));
-                }
-            }
-            if let Some(&card) = list.iter().find(|c| **c >= cards) {
-                return Err(TakeError::OutOfRange { card, cards });
-            }
-            let mut leases = Vec::new();
-            for &card in list {
-                match DeviceLease::try_acquire(cfg, card, run_id) {
-                    Ok(l) => leases.push(l),
-                    Err(e @ LeaseError::Held { .. }) => return Err(TakeError::Held(e)),
-                    Err(e) => return Err(TakeError::Io(e)),
-                }
-            }
-            Ok(leases)
-        }
-        DeviceSpec::Auto => {
-            let want = match (want, default) {
-                (Some(n), _) | (None, AutoCount::Exactly(n)) => n,
-                (None, AutoCount::AllFree) => return take_all_free(cfg, cards, run_id),
-            };
-            if want == 0 {
-                return Err(TakeError::DeviceNum(0, "must be at least 1"));
-            }
-            let mut leases = Vec::new();
-            for card in 0..cards {
-                if leases.len() == want as usize {
-                    break;
-                }
-                match DeviceLease::try_acquire(cfg, card, run_id) {
-                    Ok(l) => leases.push(l),
-                    Err(LeaseError::Held { holder, .. }) => {
-                        tracing::debug!(card, %holder, "card taken; trying the next");
-                    }
-                    Err(e) => return Err(TakeError::Io(e)),
-                }
-            }
-            if leases.len() < want as usize {
-                return Err(TakeError::NotEnough {
-                    free: leases.len(),
-                    want,
-                    cards,
-                });
-            }
-            Ok(leases)
-        }
+    let want = Want::of(spec, want, default, cards)?;
+    let mut held = Vec::new();
+    let progress = try_take(cfg, &want, cards, run_id, &mut held, &[])?;
+    if progress.done {
+        Ok(held)
+    } else {
+        let n = held.len();
+        drop(held);
+        Err(progress.into_error(&want, n, cards))
     }
-}
-
-/// Every free card of `0..cards`; an error naming the holders when none is.
-fn take_all_free(cfg: &LeaseConfig, cards: u32, run_id: &str) -> Result<Vec<DeviceLease>, TakeError> {
-    let mut leases = Vec::new();
-    let mut holders = Vec::new();
-    for card in 0..cards {
-        match DeviceLease::try_acquire(cfg, card, run_id) {
-            Ok(l) => leases.push(l),
-            Err(LeaseError::Held { holder, .. }) => {
-                tracing::debug!(card, %holder, "card taken; trying the next");
-                holders.push(format!("card {card} is held by {holder}"));
-            }
-            Err(e) => return Err(TakeError::Io(e)),
-        }
-    }
-    if leases.is_empty() {
-        return Err(TakeError::NoneFree {
-            cards,
-            holders: holders.join("; "),
-        });
-    }
-    Ok(leases)
 }
 
 #[cfg(test)]

@@ -11,8 +11,11 @@
 //! - `leases`: `--devices` / `--device-num`;
 //! - `work`: the cases' bookkeeping and the queue;
 //! - `policy`: every decision of steps 5 to 8, as pure functions with table tests;
+//! - `card_wait`: `--wait-for-cards`, waiting in the host-wide queue for busy cards;
 //! - `event_loop`, `lanes`, `on_lane`, `on_exit`, `on_output`, `on_signal`, `state`: the loop
 //!   that owns the lane processes and the clock and applies the policy's decisions;
+//! - `card_memory`: cards that remember their health (preflights, quarantines recorded beside
+//!   the card's lock);
 //! - `spawn`: starting lanes from the binary the run started with, with retries;
 //! - `lane_proc`: one lane process (its channel, capture pipes, leases);
 //! - `lane_watch`: the thread per lane that reads its channel and output in order and watches
@@ -26,6 +29,8 @@
 //! It never runs a case itself.
 
 mod capture;
+mod card_memory;
+mod card_wait;
 mod event_loop;
 mod kill;
 mod lane_proc;
@@ -46,11 +51,14 @@ mod spawn;
 mod state;
 mod work;
 
+pub use card_wait::{take_cards, CardRequest, WaitError};
 pub use lane_proc::LaneCommand;
 pub use lane_watch::EXIT_DRAIN_GRACE;
-pub use leases::{take as take_leases, AutoCount, BadDeviceList, DeviceSpec, TakeError, MAX_RANGE_CARDS};
+pub use leases::{
+    take as take_leases, AutoCount, BadDeviceList, DeviceSpec, TakeError, Want, MAX_RANGE_CARDS,
+};
 pub use peak_rss::peak_rss_kib;
-pub use policy::{Isolation, BATCHES_IN_FLIGHT, KILL_GRACE, MAX_LANE_DEATHS};
+pub use policy::{Isolation, BATCHES_IN_FLIGHT, KILL_GRACE, MAX_INFRA_KILLS, MAX_LANE_DEATHS};
 pub use run::{run, DispatchError, RunOutcome, RunPlan};
 pub use spawn::ENV_SPAWN_EAGAIN;
 pub use state::DispatchStats;

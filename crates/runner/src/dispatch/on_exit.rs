@@ -2,9 +2,10 @@
 //! blamed attempt, the poison sink, the fresh lane, the requeue, the quarantine; and the end of
 //! cases no healthy card is left for.
 //!
-//! This file gathers the facts of the exit, asks [`super::policy`] (`blame`, `sink_rerun`,
-//! `lane_exit`, `quarantine`) and applies the answers. It reads and deletes the sink file (the
-//! process side); it decides nothing itself.
+//! This file gathers the facts of the exit (an infrastructure kill among them: a signal the
+//! dispatcher did not send), asks [`super::policy`] (`blame`, `sink_rerun`, `lane_exit`,
+//! `quarantine`) and applies the answers (a preflight's through `card_memory`). It reads and
+//! deletes the sink file (the process side); it decides nothing itself.
 
 use std::time::Instant;
 
@@ -13,10 +14,11 @@ use platform_common::DeviceId;
 use super::event_loop::Dispatcher;
 use super::on_lane::AttemptEnd;
 use super::policy::{
-    self, DeathFacts, ExitDecision, ExitFacts, InitFailure, InitTimeoutStep, MultiInitStep, Outstanding,
+    self, Blamed, DeathFacts, ExitDecision, ExitFacts, InitFailure, InitTimeoutStep, MultiInitStep,
+    Outstanding,
 };
 use super::state::Start;
-use crate::report::model::{Event, HealthRecord, LaneStatus, RunnerEventKind};
+use crate::report::model::{Event, LaneStatus};
 use crate::sink::Sink;
 
 impl Dispatcher {
@@ -59,7 +61,8 @@ impl Dispatcher {
             return;
         }
 
-        // Step 6: who pays for the death.
+        // Step 6: who pays for the death (a kill from outside is the infrastructure's).
+        let infrastructure_kill = policy::infrastructure_kill(status, kill);
         let next = self.lanes[lane]
             .outstanding
             .front()
@@ -85,6 +88,7 @@ impl Dispatcher {
                 duration_ms,
                 error: Some(b.error),
                 output: self.lanes[lane].capture.take(),
+                infrastructure_kill: b.infrastructure_kill.is_some(),
             };
             self.attempt_ended(b.case, card, pid, end);
         }
@@ -132,13 +136,30 @@ impl Dispatcher {
             deaths_before: self.cards[card].deaths,
             init_timed_out: own_init_timed_out,
             init_timeouts_before: self.cards[card].init_timeouts,
+            infrastructure_kill,
+            infra_kills_before: match kind {
+                policy::LaneKind::Multi => self.multi_infra_kills,
+                _ => self.cards[card].infra_kills,
+            },
         };
         match policy::after_exit(&facts) {
             ExitDecision::Closed => return,
-            ExitDecision::Multi { died, cards } => {
+            ExitDecision::Preflight(step) => {
+                // A preflight lane is never given work; should it hold any, it goes back.
+                self.work.requeue(&outstanding);
+                self.preflight_ended(card, pid, step);
+            }
+            ExitDecision::Multi {
+                died,
+                infra_kill,
+                cards,
+            } => {
                 self.work.requeue(&outstanding);
                 if died {
                     self.multi_deaths += 1;
+                }
+                if infra_kill {
+                    self.multi_infra_kills += 1;
                 }
                 for (c, step) in cards {
                     match step {
@@ -176,6 +197,7 @@ impl Dispatcher {
             ExitDecision::Requeue {
                 replacement,
                 death,
+                infra_kill,
                 quarantine,
             } => {
                 self.work.requeue(&outstanding);
@@ -185,8 +207,13 @@ impl Dispatcher {
                 if death {
                     self.cards[card].deaths += 1;
                 }
-                if let Some(reason) = quarantine {
-                    self.quarantine(card, &reason);
+                if infra_kill {
+                    self.cards[card].infra_kills += 1;
+                }
+                match quarantine {
+                    Some((reason, Blamed::Card)) => self.quarantine(card, &reason),
+                    Some((reason, Blamed::Host)) => self.quarantine_host(card, &reason),
+                    None => {}
                 }
             }
         }
@@ -228,21 +255,6 @@ impl Dispatcher {
             tracing::warn!(device, "ignoring a poison-sink selector: {bad}");
         }
         split
-    }
-
-    /// Takes `card` out of the run (once), recording `quarantined` with the reason.
-    pub(super) fn quarantine(&mut self, card: usize, reason: &str) {
-        if self.cards[card].quarantined {
-            return;
-        }
-        self.cards[card].quarantined = true;
-        let device = self.cards[card].device;
-        tracing::warn!(device, "card quarantined: {reason}");
-        let at_ms = self.now_ms();
-        self.health(
-            card,
-            HealthRecord::runner(at_ms, RunnerEventKind::Quarantined, reason),
-        );
     }
 
     /// Every card is quarantined: every open case ends with its verdict.

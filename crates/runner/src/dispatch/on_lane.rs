@@ -25,6 +25,9 @@ pub(super) struct AttemptEnd {
     pub(super) error: Option<ErrorReport>,
     /// What the lane wrote during it (empty for a passing attempt).
     pub(super) output: AttemptOutput,
+    /// Whether its lane was killed by a signal the dispatcher did not send (retried although its
+    /// class is `infrastructure`).
+    pub(super) infrastructure_kill: bool,
 }
 
 impl Dispatcher {
@@ -199,11 +202,13 @@ impl Dispatcher {
         let card = l.card;
         let pid = l.proc_.pid;
         self.cards[card].deaths = 0;
+        self.cards[card].infra_kills = 0;
         let end = AttemptEnd {
             outcome,
             duration_ms,
             error,
             output,
+            infrastructure_kill: false,
         };
         self.attempt_ended(i, card, pid, end);
         // A fresh lane's pass, the multi-card phase, a `class` or `case` lane's unit: done.
@@ -218,6 +223,7 @@ impl Dispatcher {
             duration_ms,
             error,
             output,
+            infrastructure_kill,
         } = end;
         let device = self.cards[card].device;
         let c = self.work.case_mut(i);
@@ -229,6 +235,7 @@ impl Dispatcher {
             error: error.as_ref(),
             attempt,
             retries: policy::retries_for(c.retries, self.settings.retries),
+            infrastructure_kill,
         });
         let at_ms = self.now_ms();
         self.record(Event::CaseFinished {

@@ -7,12 +7,14 @@ use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use platform_common::lease::CardHealth;
 use platform_common::{DeviceId, DeviceLease};
 
 use super::capture::Capture;
 use super::kill::Termination;
 use super::lane_proc::{LaneCommand, LaneProc};
 use super::policy::{Isolation, LaneKind, LaneState, LaneTimes};
+use crate::report::model::HealthRecord;
 use crate::report::WriteTimes;
 use crate::sink::Sink;
 
@@ -34,6 +36,8 @@ pub struct LoopSettings {
     pub close_timeout: Duration,
     /// How much a lane process runs before a fresh one replaces it (`--isolation`).
     pub isolation: Isolation,
+    /// The run's id (for the cards' health records).
+    pub run_id: String,
 }
 
 /// What the benchmarks read (`--stats-out`): the window from the first assignment to the last
@@ -71,6 +75,13 @@ pub(super) struct Card {
     /// Cases whose failed attempt on this card was queued for a retry since its lane started (a
     /// fresh lane's pass takes the ones still queued: [`super::policy::fresh_pass`]).
     pub(super) retries: Vec<usize>,
+    /// Lanes on this card killed in a row by signals the dispatcher did not send (reset when a
+    /// case finishes on the card): no deaths, but bounded ([`super::policy::MAX_INFRA_KILLS`]).
+    pub(super) infra_kills: u32,
+    /// The card's health record, while the preflight it asks for has not passed or failed.
+    pub(super) preflight: Option<CardHealth>,
+    /// The card's health events of this run (the last ones), for its health record.
+    pub(super) recent: VecDeque<HealthRecord>,
 }
 
 impl Card {
@@ -85,6 +96,9 @@ impl Card {
             multi_init_failures: 0,
             init_timeouts: 0,
             retries: Vec::new(),
+            infra_kills: 0,
+            preflight: None,
+            recent: VecDeque::new(),
         }
     }
 }
@@ -126,7 +140,8 @@ impl Lane {
     pub(super) fn state(&self, card_quarantined: bool, isolation: Isolation) -> LaneState {
         LaneState {
             alive: self.alive,
-            fresh: self.kind == LaneKind::Fresh,
+            // A preflight lane is fed nothing, as a fresh lane is: it only checks its card.
+            fresh: matches!(self.kind, LaneKind::Fresh | LaneKind::Preflight),
             multi: self.kind == LaneKind::Multi,
             closing: self.closed_at.is_some(),
             killing: self.kill.is_some(),
@@ -174,6 +189,8 @@ pub(super) enum Start {
     Fresh(Vec<usize>),
     /// A lane holding these extra cards (indices) for these multi-card cases.
     Multi(Vec<usize>, Vec<usize>),
+    /// A preflight lane: it builds a worker, probes the card and exits (no work, no sink).
+    Preflight,
 }
 
 impl Start {
@@ -182,6 +199,7 @@ impl Start {
             Start::Regular => LaneKind::Regular,
             Start::Fresh(_) => LaneKind::Fresh,
             Start::Multi(..) => LaneKind::Multi,
+            Start::Preflight => LaneKind::Preflight,
         }
     }
 }

@@ -7,7 +7,9 @@
 //! environment never parks or ends a lane. With the flag:
 //! - [`ENV_PAUSE`] (`POINT:DIR`): the first lane process to reach `POINT` creates `DIR/fired`
 //!   exclusively (so a replacement lane never pauses again), writes `PID POINT CASE` to the FIFO
-//!   `DIR/announce` (which the test reads) and then blocks forever, until the test kills it.
+//!   `DIR/announce` (which the test reads) and then blocks forever, until the test kills it. With
+//!   [`ENV_PAUSE_TIMES`] (`N`), the first N lane processes to reach it pause so, one after the
+//!   other (slots `DIR/fired`, `DIR/fired.2`, ...).
 //! - [`ENV_EXIT`] (`DEVICE:COUNT:DIR`): a lane on card `DEVICE` exits with status 0 before its
 //!   first case, with its assignment unfinished, up to `COUNT` lane processes in all (each takes
 //!   a slot `DIR/exited.N` exclusively).
@@ -39,6 +41,9 @@ use platform_common::DeviceId;
 
 /// `POINT:DIR`: pause at `POINT` (see [`Point`]), announcing through `DIR/announce`.
 pub const ENV_PAUSE: &str = "ONBOARD_TEST_LANE_PAUSE";
+
+/// `N`: up to `N` lane processes pause at [`ENV_PAUSE`]'s point (default 1).
+pub const ENV_PAUSE_TIMES: &str = "ONBOARD_TEST_LANE_PAUSE_TIMES";
 
 /// `DEVICE:COUNT:DIR`: lanes on card `DEVICE` exit 0 before their first case, `COUNT` times.
 pub const ENV_EXIT: &str = "ONBOARD_TEST_LANE_EXIT";
@@ -93,6 +98,7 @@ enum OrphanGroup {
 #[derive(Debug, Default)]
 pub struct Hooks {
     pause: Option<(String, PathBuf)>,
+    pause_times: u32,
     exit: Option<(u32, PathBuf)>,
     noise: Option<String>,
     flood: Option<PathBuf>,
@@ -131,6 +137,10 @@ impl Hooks {
         });
         Self {
             pause,
+            pause_times: std::env::var(ENV_PAUSE_TIMES)
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(1),
             exit,
             noise: std::env::var(ENV_NOISE).ok(),
             flood: std::env::var_os(ENV_FLOOD).map(PathBuf::from),
@@ -177,12 +187,18 @@ impl Hooks {
         if want != point.name() {
             return;
         }
-        if OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(dir.join("fired"))
-            .is_err()
-        {
+        let slot = |n: u32| match n {
+            1 => dir.join("fired"),
+            n => dir.join(format!("fired.{n}")),
+        };
+        let took = (1..=self.pause_times).any(|n| {
+            OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(slot(n))
+                .is_ok()
+        });
+        if !took {
             return;
         }
         if let Ok(mut fifo) = OpenOptions::new().write(true).open(dir.join("announce")) {

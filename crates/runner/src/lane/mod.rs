@@ -18,6 +18,8 @@
 //! - `card_thread`: the thread driving each further card of a multi-card lane (one card, one
 //!   thread: the lane's own card is driven from its main thread).
 //! - `start`: [`main`], the lane's setup from its command line and environment.
+//! - `preflight`: a preflight lane's check of a card whose health record said quarantined (init,
+//!   close, probe; no work).
 //! - `input`: the channel's reader thread.
 //! - `stamp`: health events stamped on the run's clock when they happen;
 //! - `output`: the output marks that split the lane's stdout and stderr between its cases;
@@ -34,11 +36,14 @@ mod hooks;
 mod input;
 mod multi;
 mod output;
+pub mod preflight;
 mod run_case;
 mod session;
 mod stamp;
 mod start;
 
-pub use hooks::{Point, ENV_CLOCK_STEP, ENV_EXIT, ENV_FLOOD, ENV_NOISE, ENV_ORPHAN, ENV_PAUSE};
+pub use hooks::{
+    Point, ENV_CLOCK_STEP, ENV_EXIT, ENV_FLOOD, ENV_NOISE, ENV_ORPHAN, ENV_PAUSE, ENV_PAUSE_TIMES,
+};
 pub use input::EXIT_ORPHANED;
 pub use start::{main, LaneConfig};

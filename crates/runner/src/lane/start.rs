@@ -27,6 +27,8 @@ pub struct LaneConfig {
     pub device: DeviceId,
     /// Whether the test-only hooks may be honoured ([`crate::protocol::TEST_HOOKS_FLAG`]).
     pub test_hooks: bool,
+    /// A preflight lane ([`crate::protocol::PREFLIGHT_FLAG`]): probe the card and exit.
+    pub preflight: bool,
 }
 
 /// Runs a lane to its end; returns the process's exit code.
@@ -77,6 +79,9 @@ pub fn main(cfg: LaneConfig, suite: Suite) -> i32 {
     };
     let mut env = WorkerEnv::new(cfg.arch, driver, cfg.device, info.timeouts);
     env.probe_kernel = probe;
+    if cfg.preflight {
+        return super::preflight::run(env, &lease, chan);
+    }
     env.kernels = crate::kernels::registry(&info, cfg.arch, &suite);
     // A body's panic is caught per case; the hook records where it happened for the report.
     crate::exec::panic::install_hook();

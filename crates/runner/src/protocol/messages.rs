@@ -27,6 +27,11 @@ pub const EXIT_USAGE: i32 = 2;
 /// The command-line flag that makes the suite binary a lane.
 pub const LANE_FLAG: &str = "--lane";
 
+/// The hidden flag that makes a lane a preflight lane: it builds a worker on its card, probes it,
+/// closes it and exits (0 when both passed), taking no work. The dispatcher starts one on a card
+/// whose health record says quarantined, before the card gets work.
+pub const PREFLIGHT_FLAG: &str = "--preflight";
+
 /// The hidden flag that lets a lane honour its test-only hooks (`crate::lane::ENV_PAUSE`,
 /// `crate::lane::ENV_EXIT`). The dispatcher passes it on to its lanes only when it was given the
 /// flag itself (tests do), so a stray hook variable never parks a production lane.

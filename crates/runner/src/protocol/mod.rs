@@ -21,5 +21,5 @@ pub use line::{LineBuf, LineTooLong, MAX_LINE};
 pub use mark::{mark_bytes, new_nonce, MarkScanner, Piece, ENV_OUTPUT_MARK};
 pub use messages::{
     FromLane, LaneOut, ToLane, ENV_POISON_SINK, EXIT_NEEDS_FRESH_PROCESS, EXIT_USAGE, LANE_FLAG,
-    TEST_HOOKS_FLAG,
+    PREFLIGHT_FLAG, TEST_HOOKS_FLAG,
 };

@@ -179,7 +179,7 @@ impl Progress {
             Event::Health { device, record, .. } => {
                 let text = health_step(record);
                 let bar = self.lane(*device);
-                if record.is(RunnerEventKind::Quarantined) {
+                if record.is_quarantine() {
                     bar.abandon_with_message(text);
                 } else {
                     bar.set_message(text);
@@ -379,6 +379,22 @@ pub fn render_summary(report: &RunReport) -> String {
     if !flaky.is_empty() {
         let _ = writeln!(out, "flaky (passed on a retry):");
         for c in flaky {
+            let _ = writeln!(out, "  {}", c.id);
+            for a in &c.attempts {
+                let _ = writeln!(out, "      {}", attempt_line(c, a));
+            }
+        }
+    }
+    let killed: Vec<&CaseReport> = report
+        .cases_with(Outcome::Passed)
+        .filter(|c| c.attempts.iter().any(|a| a.outcome.is_failure()))
+        .collect();
+    if !killed.is_empty() {
+        let _ = writeln!(
+            out,
+            "passed after an infrastructure kill (a lane killed from outside; not the case's fault):"
+        );
+        for c in killed {
             let _ = writeln!(out, "  {}", c.id);
             for a in &c.attempts {
                 let _ = writeln!(out, "      {}", attempt_line(c, a));

@@ -290,13 +290,20 @@ fn marker(svg: &mut String, h: &HealthRecord, mx: f64, row_y: f64, end_x: f64) {
         CardEvent::Runner(r) if r.kind == RunnerEventKind::FreshProcess => format!(
             r##"<line x1="{mx:.2}" y1="{top}" x2="{mx:.2}" y2="{bottom}" stroke="#00897b" stroke-width="2"/><circle cx="{mx:.2}" cy="{top}" r="3" fill="#00897b"/>"##
         ),
-        CardEvent::Runner(r) if r.kind == RunnerEventKind::Quarantined => format!(
-            r##"<rect x="{mx:.2}" y="{top}" width="{:.2}" height="{:.1}" fill="#616161" fill-opacity="0.35"/><path d="M{:.2},{:.1} l10,10 m0,-10 l-10,10" stroke="#212121" stroke-width="2"/>"##,
-            (end_x - mx).max(0.0),
-            ROW_H - 4.0,
-            mx - 5.0,
-            mid - 5.0
-        ),
+        CardEvent::Runner(r)
+            if matches!(
+                r.kind,
+                RunnerEventKind::Quarantined | RunnerEventKind::QuarantinedAtStart
+            ) =>
+        {
+            format!(
+                r##"<rect x="{mx:.2}" y="{top}" width="{:.2}" height="{:.1}" fill="#616161" fill-opacity="0.35"/><path d="M{:.2},{:.1} l10,10 m0,-10 l-10,10" stroke="#212121" stroke-width="2"/>"##,
+                (end_x - mx).max(0.0),
+                ROW_H - 4.0,
+                mx - 5.0,
+                mid - 5.0
+            )
+        }
         _ => return,
     };
     let _ = writeln!(

@@ -200,15 +200,19 @@ impl PauseHook {
     }
 
     /// The first announcement line, read on a thread of its own (the FIFO open blocks until a lane
-    /// opens it for writing).
+    /// opens it for writing). An end of file before any byte is a writer that had not closed the
+    /// FIFO yet when this open came (a lane announced, was killed by the test and died before its
+    /// close): the FIFO is opened again, which waits for the next writer.
     pub fn announcement(&self) -> mpsc::Receiver<String> {
         let fifo = self.fifo.clone();
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
             let mut line = String::new();
-            BufReader::new(File::open(fifo).unwrap())
-                .read_line(&mut line)
-                .unwrap();
+            while line.is_empty() {
+                BufReader::new(File::open(&fifo).unwrap())
+                    .read_line(&mut line)
+                    .unwrap();
+            }
             let _ = tx.send(line);
         });
         rx
@@ -308,6 +312,23 @@ pub fn attempts(r: &RunReport, id: &str) -> Vec<AttemptOutcome> {
 pub fn assert_retried_once(r: &RunReport, id: &str, first: AttemptOutcome) {
     assert_eq!(attempts(r, id), [first, AttemptOutcome::Passed], "{id}");
     assert_eq!(outcome(r, id), Outcome::Flaky, "{id}");
+}
+
+/// Asserts case `id` lost its first attempt to an infrastructure kill (its lane SIGKILLed from
+/// outside: `crashed`, class `infrastructure`), passed its retry and ends passed, not flaky.
+pub fn assert_passed_after_infrastructure_kill(r: &RunReport, id: &str) {
+    assert_eq!(
+        attempts(r, id),
+        [AttemptOutcome::Crashed, AttemptOutcome::Passed],
+        "{id}"
+    );
+    assert_eq!(outcome(r, id), Outcome::Passed, "{id}");
+    let e = case(r, id).attempts[0].error.as_ref().unwrap();
+    assert_eq!(
+        e.class,
+        platform_common::FailureClass::Infrastructure,
+        "{id}: {e}"
+    );
 }
 
 /// Asserts every case of `ids` but `except` passed at its one attempt.

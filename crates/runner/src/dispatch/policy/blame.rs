@@ -1,5 +1,10 @@
 //! DESIGN section 5 step 6, "a crash or a timeout of a lane counts as a device-class failure of its
-//! case": which case pays for a lane's death, with which attempt.
+//! case": which case pays for a lane's death, with which attempt; and issue 9's exception, "an
+//! infrastructure kill is not a test failure": a lane killed by a signal the dispatcher did not
+//! send (the OOM killer's SIGKILL, an operator's `kill`, a job agent's SIGTERM) is an
+//! `infrastructure` failure of its running case, naming the signal ([`infrastructure_kill`],
+//! [`external_signal`]), retried and never counted against the card. A lane that dies of a
+//! signal of its own doing (SIGSEGV, SIGABRT, SIGBUS, ...) stays a crash of its case.
 //!
 //! This file owns the blame rule as a pure function of the facts of one lane exit. It never
 //! records the attempt (the event loop does, then asks the retry rule) and never kills a lane
@@ -43,8 +48,63 @@ pub struct Blame {
     pub outcome: AttemptOutcome,
     /// How long the attempt took.
     pub duration: Duration,
-    /// Why (always device-class: it is retried as a device fault would be).
+    /// Why: device-class (retried as a device fault would be), or `infrastructure` for an
+    /// infrastructure kill.
     pub error: ErrorReport,
+    /// The signal, when the lane was killed from outside ([`infrastructure_kill`]): the retry
+    /// rule retries such an attempt although its class is `infrastructure`.
+    pub infrastructure_kill: Option<i32>,
+}
+
+/// Whether signal `sig` is one that ends a process from outside (the OOM killer, an operator, a
+/// job agent, a CPU-time limit): `SIGKILL`, `SIGTERM`, `SIGINT`, `SIGHUP`, `SIGQUIT`, `SIGXCPU`.
+/// Every other signal (`SIGSEGV`, `SIGABRT`, `SIGBUS`, `SIGILL`, `SIGFPE`, `SIGTRAP`, `SIGSYS`,
+/// `SIGPIPE`, ...) comes from what the process itself did, and is a crash of its case.
+pub fn external_signal(sig: i32) -> bool {
+    matches!(sig, 1 | 2 | 3 | 9 | 15 | 24)
+}
+
+/// The signal of an infrastructure kill: the lane died of an [`external_signal`] while the
+/// dispatcher was not ending it (a lane the dispatcher was ending, for a timeout, a protocol
+/// violation or a late close, is that ending's, whatever signal got it).
+pub fn infrastructure_kill(status: LaneStatus, kill: Option<KillReason>) -> Option<i32> {
+    match (status, kill) {
+        (LaneStatus::Signaled(sig), None) if external_signal(sig) => Some(sig),
+        _ => None,
+    }
+}
+
+/// A signal's name (`SIGKILL`), for messages; `None` for a number without one here.
+pub fn signal_name(sig: i32) -> Option<&'static str> {
+    Some(match sig {
+        1 => "SIGHUP",
+        2 => "SIGINT",
+        3 => "SIGQUIT",
+        4 => "SIGILL",
+        5 => "SIGTRAP",
+        6 => "SIGABRT",
+        7 => "SIGBUS",
+        8 => "SIGFPE",
+        9 => "SIGKILL",
+        10 => "SIGUSR1",
+        11 => "SIGSEGV",
+        12 => "SIGUSR2",
+        13 => "SIGPIPE",
+        14 => "SIGALRM",
+        15 => "SIGTERM",
+        24 => "SIGXCPU",
+        25 => "SIGXFSZ",
+        31 => "SIGSYS",
+        _ => return None,
+    })
+}
+
+/// `signal 9 (SIGKILL)`.
+pub fn describe_signal(sig: i32) -> String {
+    match signal_name(sig) {
+        Some(name) => format!("signal {sig} ({name})"),
+        None => format!("signal {sig}"),
+    }
 }
 
 /// Which case pays for the lane's death, if any:
@@ -52,6 +112,8 @@ pub struct Blame {
 /// - a running case killed for its timeout (or by the watchdog) is `timed_out`;
 /// - a running case whose lane was killed for a protocol line over its bound is `crashed`, naming
 ///   the reason;
+/// - a running case whose lane was killed by a signal the dispatcher did not send
+///   ([`infrastructure_kill`]) is `crashed`, class `infrastructure`, naming the signal;
 /// - a running case whose lane died otherwise is `crashed`;
 /// - a lane the watchdog killed outside a case (building, switching or retiring a worker) with a
 ///   case next: that case is `timed_out`, as a case that hung would be;
@@ -61,6 +123,20 @@ pub fn blame(f: &DeathFacts) -> Option<Blame> {
     let timeout_secs = f.case_timeout.as_secs_f64();
     let pid = f.pid;
     if let Some((case, duration)) = f.running {
+        if let Some(sig) = infrastructure_kill(f.status, f.kill) {
+            let message = format!(
+                "lane pid {pid} was killed by {}, which the dispatcher did not send (the OOM \
+                 killer, an operator, a job agent): an infrastructure failure, not the case's",
+                describe_signal(sig)
+            );
+            return Some(Blame {
+                case,
+                outcome: AttemptOutcome::Crashed,
+                duration,
+                error: ErrorReport::new(FailureClass::Infrastructure, message),
+                infrastructure_kill: Some(sig),
+            });
+        }
         let (outcome, message) = match f.kill {
             Some(KillReason::CaseTimeout | KillReason::Watchdog) => (
                 AttemptOutcome::TimedOut,
@@ -85,6 +161,7 @@ pub fn blame(f: &DeathFacts) -> Option<Blame> {
             outcome,
             duration,
             error,
+            infrastructure_kill: None,
         });
     }
     match (f.kill, f.next) {
@@ -98,6 +175,7 @@ pub fn blame(f: &DeathFacts) -> Option<Blame> {
                 outcome: AttemptOutcome::TimedOut,
                 duration: silent,
                 error: ErrorReport::new(FailureClass::DeviceRuntime, message),
+                infrastructure_kill: None,
             })
         }
         _ => None,
@@ -119,6 +197,8 @@ mod tests {
     #[test]
     fn blame_table() {
         let crash = LaneStatus::Signaled(11);
+        let abort = LaneStatus::Signaled(6);
+        let bus = LaneStatus::Signaled(7);
         let term = LaneStatus::Signaled(15);
         let kill = LaneStatus::Signaled(9);
         let exit0 = LaneStatus::Exited(0);
@@ -136,6 +216,12 @@ mod tests {
             ("running case past its timeout",                term,   Some(K::CaseTimeout), Some((3, 9 * MS)), Some((4, MS)), Some((3, A::TimedOut, 9 * MS))),
             ("running case, watchdog kill",                  term,   Some(K::Watchdog),   Some((3, 9 * MS)), None,          Some((3, A::TimedOut, 9 * MS))),
             ("running case, the lane crashed",               crash,  None,                Some((3, 5 * MS)), Some((4, MS)), Some((3, A::Crashed, 5 * MS))),
+            ("running case, the lane aborted",               abort,  None,                Some((3, 5 * MS)), None,          Some((3, A::Crashed, 5 * MS))),
+            ("running case, a bus error",                    bus,    None,                Some((3, 5 * MS)), None,          Some((3, A::Crashed, 5 * MS))),
+            ("running case, SIGKILL from outside",           kill,   None,                Some((3, 5 * MS)), Some((4, MS)), Some((3, A::Crashed, 5 * MS))),
+            ("running case, SIGTERM from outside",           term,   None,                Some((3, 5 * MS)), None,          Some((3, A::Crashed, 5 * MS))),
+            ("SIGKILL from outside between cases",           kill,   None,                None,          Some((4, MS)), None),
+            ("the dispatcher's own SIGKILL at a timeout",    kill,   Some(K::CaseTimeout), Some((3, 9 * MS)), None,         Some((3, A::TimedOut, 9 * MS))),
             ("running case, exit 0 mid-case",                exit0,  None,                Some((3, 5 * MS)), None,          Some((3, A::Crashed, 5 * MS))),
             ("running case, killed late at close",           term,   Some(K::CloseLate),  Some((3, 5 * MS)), None,          Some((3, A::Crashed, 5 * MS))),
             ("running case, an overlong protocol line",      kill,   Some(K::ProtocolLine), Some((3, 5 * MS)), Some((4, MS)), Some((3, A::Crashed, 5 * MS))),
@@ -160,11 +246,16 @@ mod tests {
             let got_short = got.as_ref().map(|b| (b.case, b.outcome, b.duration));
             assert_eq!(got_short, want, "{what}: {got:?}");
             if let Some(b) = got {
-                assert_eq!(
-                    b.error.class,
-                    FailureClass::DeviceRuntime,
-                    "{what}: retried as a device fault"
-                );
+                // Only a signal from outside, with the dispatcher not ending the lane, is the
+                // infrastructure's; everything else is retried as a device fault.
+                let outside = kill.is_none() && matches!(status, LaneStatus::Signaled(9 | 15));
+                let class = if outside {
+                    FailureClass::Infrastructure
+                } else {
+                    FailureClass::DeviceRuntime
+                };
+                assert_eq!(b.error.class, class, "{what}");
+                assert_eq!(b.infrastructure_kill.is_some(), outside, "{what}");
                 assert!(
                     b.error.message.contains("lane pid 42"),
                     "{what}: {}",
@@ -172,6 +263,37 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Which signals end a lane from outside (infrastructure) and which are its own (a crash).
+    #[test]
+    fn signal_table() {
+        #[rustfmt::skip]
+        let rows: &[(i32, &str, bool)] = &[
+            (1, "SIGHUP", true), (2, "SIGINT", true), (3, "SIGQUIT", true), (9, "SIGKILL", true),
+            (15, "SIGTERM", true), (24, "SIGXCPU", true),
+            (4, "SIGILL", false), (5, "SIGTRAP", false), (6, "SIGABRT", false), (7, "SIGBUS", false),
+            (8, "SIGFPE", false), (11, "SIGSEGV", false), (13, "SIGPIPE", false), (31, "SIGSYS", false),
+        ];
+        for &(sig, name, outside) in rows {
+            assert_eq!(signal_name(sig), Some(name));
+            assert_eq!(external_signal(sig), outside, "{name}");
+            assert_eq!(
+                infrastructure_kill(LaneStatus::Signaled(sig), None),
+                outside.then_some(sig),
+                "{name}"
+            );
+            for reason in [
+                KillReason::CaseTimeout,
+                KillReason::CloseLate,
+                KillReason::ProtocolLine,
+            ] {
+                assert_eq!(infrastructure_kill(LaneStatus::Signaled(sig), Some(reason)), None);
+            }
+        }
+        assert_eq!(infrastructure_kill(LaneStatus::Exited(137), None), None);
+        assert_eq!(describe_signal(9), "signal 9 (SIGKILL)");
+        assert_eq!(describe_signal(40), "signal 40");
     }
 
     #[test]
@@ -216,6 +338,17 @@ mod tests {
         assert_eq!(
             b.error.message,
             "lane protocol line over 1 MiB; lane pid 7 was killed"
+        );
+        let f = DeathFacts { kill: None, ..f };
+        let b = blame(&f).unwrap();
+        assert_eq!(b.error.class, FailureClass::Infrastructure);
+        assert_eq!(b.infrastructure_kill, Some(9));
+        assert!(
+            b.error.message.starts_with(
+                "lane pid 7 was killed by signal 9 (SIGKILL), which the dispatcher did not send"
+            ),
+            "{}",
+            b.error.message
         );
     }
 }

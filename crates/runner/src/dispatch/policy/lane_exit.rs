@@ -1,6 +1,12 @@
 //! DESIGN section 5 steps 5 and 7 after every lane exit: where the lane's unfinished work goes
 //! (back to the queue, or to a fresh lane from its poison sink), whether the next lane on its card
-//! is a fresh process, and whether the card is quarantined.
+//! is a fresh process, and whether the card is quarantined; and for a preflight lane (a card whose
+//! health record said quarantined, checked before it gets work) whether the card passed.
+//!
+//! A lane killed by a signal the dispatcher did not send ([`super::blame::infrastructure_kill`])
+//! is replaced by a fresh process like any lane that died, but it is no death of the card's: it
+//! counts toward [`super::quarantine::MAX_INFRA_KILLS`] instead, and the card leaves the run only
+//! at that bound, blamed on the host.
 //!
 //! This file owns that decision as a pure function of an [`ExitFacts`] (nextest's dispatcher
 //! shape: facts in, a response out). The blame for a death ([`super::blame`]) and the sink's
@@ -9,6 +15,7 @@
 
 use platform_common::DeviceId;
 
+use super::blame::describe_signal;
 use super::quarantine::{self, InitTimeoutStep, MultiInitStep};
 use crate::protocol::EXIT_NEEDS_FRESH_PROCESS;
 use crate::report::model::LaneStatus;
@@ -22,6 +29,9 @@ pub enum LaneKind {
     Fresh,
     /// The multi-card phase's lane.
     Multi,
+    /// A preflight lane: it only builds a worker on its card, probes it and exits (a card whose
+    /// health record said quarantined, before it gets work).
+    Preflight,
 }
 
 /// A card whose worker failed to init in the lane.
@@ -62,6 +72,10 @@ pub struct ExitFacts {
     pub init_timed_out: bool,
     /// Init timeouts in a row on its card before this exit.
     pub init_timeouts_before: u32,
+    /// The signal, when the lane was killed from outside (an infrastructure kill).
+    pub infrastructure_kill: Option<i32>,
+    /// Infrastructure kills in a row of lanes on its card before this exit.
+    pub infra_kills_before: u32,
 }
 
 impl ExitFacts {
@@ -79,11 +93,16 @@ impl ExitFacts {
 pub enum ExitDecision {
     /// The run is finishing and the lane closed cleanly: nothing to do.
     Closed,
+    /// A preflight lane ended: the card passed, failed (quarantined at the start of the run), or
+    /// is checked again (its preflight was killed from outside).
+    Preflight(PreflightStep),
     /// The multi-card lane ended: a death is counted when it was unclean, and each card whose init
     /// failed gets its step.
     Multi {
         /// Whether it counts as a death of a multi-card lane.
         died: bool,
+        /// Whether it was killed from outside (counted apart from deaths).
+        infra_kill: bool,
         /// Per card (index) whose init failed: fresh process next, or quarantine.
         cards: Vec<(usize, MultiInitStep)>,
     },
@@ -101,14 +120,33 @@ pub enum ExitDecision {
         replacement: Option<String>,
         /// Whether the exit counts as a death of a lane on the card (resets on a finished case).
         death: bool,
-        /// The card is quarantined: too many deaths in a row.
-        quarantine: Option<String>,
+        /// Whether it was an infrastructure kill (counted apart from deaths; resets likewise).
+        infra_kill: bool,
+        /// The card is quarantined: too many deaths in a row (the card's fault), or too many
+        /// infrastructure kills in a row (the host's).
+        quarantine: Option<(String, quarantine::Blamed)>,
     },
+}
+
+/// What a preflight lane's exit says of its card.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PreflightStep {
+    /// Init and probe passed: the card's record is cleared and the card gets work.
+    Passed,
+    /// It failed (the reason says how): the card is quarantined at once and its record kept.
+    Failed(String),
+    /// It was killed from outside: the card is checked again by a new preflight lane.
+    Again,
+    /// Its preflights keep being killed from outside: the card leaves the run, blamed on the host.
+    HostQuarantine(String),
 }
 
 /// Decides what follows a lane exit (see [`ExitDecision`]).
 pub fn after_exit(f: &ExitFacts) -> ExitDecision {
     let clean = f.clean();
+    if f.kind == LaneKind::Preflight {
+        return ExitDecision::Preflight(after_preflight(f));
+    }
     if f.finishing && clean {
         return ExitDecision::Closed;
     }
@@ -124,7 +162,8 @@ pub fn after_exit(f: &ExitFacts) -> ExitDecision {
     }
     match f.kind {
         LaneKind::Multi => ExitDecision::Multi {
-            died: !clean,
+            died: !clean && f.infrastructure_kill.is_none(),
+            infra_kill: f.infrastructure_kill.is_some(),
             cards: f
                 .init_failed
                 .iter()
@@ -146,8 +185,23 @@ pub fn after_exit(f: &ExitFacts) -> ExitDecision {
         _ if clean => ExitDecision::Requeue {
             replacement: None,
             death: false,
+            infra_kill: false,
             quarantine: None,
         },
+        _ if f.infrastructure_kill.is_some() => {
+            let sig = f.infrastructure_kill.unwrap_or_default();
+            ExitDecision::Requeue {
+                replacement: Some(format!(
+                    "replacement lane: lane pid {pid} was killed by {}, which the dispatcher did \
+                     not send",
+                    describe_signal(sig)
+                )),
+                death: false,
+                infra_kill: true,
+                quarantine: quarantine::after_infra_kill(f.infra_kills_before + 1, f.device, sig)
+                    .map(|r| (r, quarantine::Blamed::Host)),
+            }
+        }
         _ => {
             let unfinished = if status == LaneStatus::Exited(0) {
                 format!(" with {} case(s) unfinished", f.unfinished)
@@ -159,10 +213,36 @@ pub fn after_exit(f: &ExitFacts) -> ExitDecision {
                     "replacement lane: lane pid {pid} ended ({status}){unfinished}"
                 )),
                 death: true,
-                quarantine: quarantine::after_lane_death(f.deaths_before + 1, f.device),
+                infra_kill: false,
+                quarantine: quarantine::after_lane_death(f.deaths_before + 1, f.device)
+                    .map(|r| (r, quarantine::Blamed::Card)),
             }
         }
     }
+}
+
+/// A preflight lane's exit (see [`PreflightStep`]): it passed when it exited 0 with no failed or
+/// timed-out init.
+fn after_preflight(f: &ExitFacts) -> PreflightStep {
+    if let Some(sig) = f.infrastructure_kill {
+        return match quarantine::after_infra_kill(f.infra_kills_before + 1, f.device, sig) {
+            Some(reason) => PreflightStep::HostQuarantine(reason),
+            None => PreflightStep::Again,
+        };
+    }
+    if f.init_timed_out {
+        return PreflightStep::Failed(format!(
+            "its init did not finish within --init-timeout; lane pid {} was ended",
+            f.pid
+        ));
+    }
+    if !f.init_failed.is_empty() {
+        return PreflightStep::Failed(format!("its init or probe failed in lane pid {}", f.pid));
+    }
+    if f.status != LaneStatus::Exited(0) {
+        return PreflightStep::Failed(format!("lane pid {} ended ({})", f.pid, f.status));
+    }
+    PreflightStep::Passed
 }
 
 #[cfg(test)]
@@ -187,6 +267,8 @@ mod tests {
             deaths_before: 0,
             init_timed_out: false,
             init_timeouts_before: 0,
+            infrastructure_kill: None,
+            infra_kills_before: 0,
         }
     }
 
@@ -202,6 +284,11 @@ mod tests {
     fn short(d: &ExitDecision) -> &'static str {
         match d {
             ExitDecision::Closed => "closed",
+            ExitDecision::Preflight(PreflightStep::Passed) => "preflight passed",
+            ExitDecision::Preflight(PreflightStep::Failed(_)) => "preflight failed",
+            ExitDecision::Preflight(PreflightStep::Again) => "preflight again",
+            ExitDecision::Preflight(PreflightStep::HostQuarantine(_)) => "preflight, host quarantine",
+            ExitDecision::Multi { infra_kill: true, .. } => "multi, killed",
             ExitDecision::Multi { died: true, .. } => "multi, died",
             ExitDecision::Multi { died: false, .. } => "multi",
             ExitDecision::Quarantine(_) => "quarantine",
@@ -209,9 +296,14 @@ mod tests {
             ExitDecision::InitTimeout(InitTimeoutStep::Quarantine(_)) => "init timeout, quarantine",
             ExitDecision::FreshLane(_) => "fresh lane",
             ExitDecision::Requeue {
+                quarantine: Some((_, quarantine::Blamed::Host)),
+                ..
+            } => "requeue, host quarantine",
+            ExitDecision::Requeue {
                 quarantine: Some(_), ..
             } => "requeue, quarantine",
             ExitDecision::Requeue { death: true, .. } => "requeue, fresh next",
+            ExitDecision::Requeue { infra_kill: true, .. } => "requeue, fresh next, no death",
             ExitDecision::Requeue { .. } => "requeue",
         }
     }
@@ -263,6 +355,30 @@ mod tests {
                 ExitFacts { unfinished: 1, init_timed_out: true, ..facts(K::Fresh, LaneStatus::Signaled(15)) }, "init timeout, quarantine"),
             ("a multi-card lane's init timeout is its cards' init failure",
                 ExitFacts { unfinished: 1, init_timed_out: true, init_failed: init_failure(0), ..facts(K::Multi, LaneStatus::Signaled(15)) }, "multi, died"),
+            ("a SIGKILL from outside: a fresh process next, no death counted",
+                ExitFacts { unfinished: 2, infrastructure_kill: Some(9), ..facts(K::Regular, KILL) }, "requeue, fresh next, no death"),
+            ("however many deaths came before",
+                ExitFacts { unfinished: 2, infrastructure_kill: Some(9), deaths_before: MAX_DEATHS - 1, ..facts(K::Regular, KILL) }, "requeue, fresh next, no death"),
+            ("kills from outside are bounded, blamed on the host",
+                ExitFacts { unfinished: 2, infrastructure_kill: Some(9), infra_kills_before: MAX_KILLS - 1, ..facts(K::Regular, KILL) }, "requeue, host quarantine"),
+            ("a killed lane's sink still re-runs",
+                ExitFacts { unfinished: 2, sink_reruns: 1, infrastructure_kill: Some(9), ..facts(K::Regular, KILL) }, "fresh lane"),
+            ("a killed multi-card lane is no death",
+                ExitFacts { unfinished: 1, infrastructure_kill: Some(15), ..facts(K::Multi, LaneStatus::Signaled(15)) }, "multi, killed"),
+            ("a preflight that passed",
+                facts(K::Preflight, EXIT0), "preflight passed"),
+            ("a preflight that passed while the run finishes",
+                ExitFacts { finishing: true, ..facts(K::Preflight, EXIT0) }, "preflight passed"),
+            ("a preflight whose init failed",
+                ExitFacts { init_failed: init_failure(0), ..facts(K::Preflight, NEEDS_FRESH) }, "preflight failed"),
+            ("a preflight that crashed",
+                facts(K::Preflight, SEGV), "preflight failed"),
+            ("a preflight past --init-timeout",
+                ExitFacts { init_timed_out: true, ..facts(K::Preflight, LaneStatus::Signaled(15)) }, "preflight failed"),
+            ("a preflight killed from outside runs again",
+                ExitFacts { infrastructure_kill: Some(9), ..facts(K::Preflight, KILL) }, "preflight again"),
+            ("until the host's bound",
+                ExitFacts { infrastructure_kill: Some(9), infra_kills_before: MAX_KILLS - 1, ..facts(K::Preflight, KILL) }, "preflight, host quarantine"),
         ];
         for (what, f, want) in rows {
             let d = after_exit(&f);
@@ -271,6 +387,8 @@ mod tests {
     }
 
     const MAX_DEATHS: u32 = quarantine::MAX_LANE_DEATHS;
+    const MAX_KILLS: u32 = quarantine::MAX_INFRA_KILLS;
+    const KILL: LaneStatus = LaneStatus::Signaled(9);
 
     #[test]
     fn a_multi_card_init_failure_is_the_cards_own() {
@@ -279,7 +397,10 @@ mod tests {
             init_failed: init_failure(0),
             ..facts(K::Multi, NEEDS_FRESH)
         };
-        let ExitDecision::Multi { died: true, cards } = after_exit(&f) else {
+        let ExitDecision::Multi {
+            died: true, cards, ..
+        } = after_exit(&f)
+        else {
             panic!("multi");
         };
         assert!(

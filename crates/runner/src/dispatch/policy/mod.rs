@@ -3,12 +3,14 @@
 //! applies what they return; nothing here starts a process, reads a clock or writes a report.
 //!
 //! - `retry`: step 6, whether an ended attempt is retried;
-//! - `blame`: step 6, which case pays for a lane's crash or timeout;
+//! - `blame`: step 6, which case pays for a lane's crash or timeout, and which deaths are
+//!   infrastructure kills (a signal the dispatcher did not send);
 //! - `sink_rerun`: step 5, which unfinished cases the poison sink sends to a fresh lane;
 //! - `lane_exit`: steps 5 and 7 after every lane exit (requeue, fresh lane, init timeout,
-//!   quarantine);
+//!   quarantine, a preflight's verdict);
 //! - `quarantine`: step 7, when a card leaves the run (lane deaths, a fresh lane that fails,
-//!   init timeouts in a row) and the multi-card phase's cards;
+//!   init timeouts in a row, a failed preflight, infrastructure kills past their bound), whether
+//!   the card or the host is blamed, and the multi-card phase's cards;
 //! - `watchdog`: the deadlines of a lane (case timeout, init timeout, watchdog, close) and how it
 //!   is ended;
 //! - `handout`: which lane takes more work, how much, and when it closes (`--isolation`);
@@ -27,12 +29,12 @@ pub mod sink_rerun;
 pub mod spawn;
 pub mod watchdog;
 
-pub use blame::{blame, Blame, DeathFacts};
+pub use blame::{blame, describe_signal, infrastructure_kill, Blame, DeathFacts};
 pub use handout::{closes_now, fresh_pass, take, wants_work, Isolation, LaneState, Take, BATCHES_IN_FLIGHT};
-pub use lane_exit::{after_exit, ExitDecision, ExitFacts, InitFailure, LaneKind};
+pub use lane_exit::{after_exit, ExitDecision, ExitFacts, InitFailure, LaneKind, PreflightStep};
 pub use quarantine::{
-    after_init_timeout, multi_card_phase, InitTimeoutStep, MultiFacts, MultiInitStep, MultiPhase,
-    MAX_LANE_DEATHS,
+    after_init_timeout, multi_card_phase, Blamed, InitTimeoutStep, MultiFacts, MultiInitStep, MultiPhase,
+    MAX_INFRA_KILLS, MAX_LANE_DEATHS,
 };
 pub use retry::{after_attempt, retries_for, retryable, AttemptDecision, AttemptFacts};
 pub use sink_rerun::{rerun_from_sink, Outstanding, SinkRerun};

@@ -1,16 +1,62 @@
 //! DESIGN section 5 step 7, "quarantine": when a card is taken out of the run, and what happens to
 //! work no healthy card is left for.
 //!
+//! Two kinds of quarantine: the card's fault (lanes that keep dying on it, a fresh lane that cannot
+//! recover it, inits that time out, a failed preflight), which is remembered beside the card's
+//! lock so the next run preflights it ([`Blamed::Card`]); and the host's (a lost lease, a lane
+//! that cannot be started, lanes killed from outside again and again), which is not
+//! ([`Blamed::Host`]). Infrastructure kills never count as lane deaths: they have their own bound,
+//! [`MAX_INFRA_KILLS`] in a row, so a host that keeps killing a card's lanes outside any case
+//! cannot make the run loop forever (a kill during a case costs that case an attempt, bounded by
+//! `--retries`).
+//!
 //! This file owns the quarantine rules and the multi-card phase's choice of cards, as pure
 //! functions. It never records the `quarantined` event and never moves a case (the event loop
 //! applies what these return).
 
 use platform_common::DeviceId;
 
+use super::blame::describe_signal;
 use crate::report::model::LaneStatus;
 
 /// Lane deaths in a row (no case finished in between) after which a card is quarantined.
 pub const MAX_LANE_DEATHS: u32 = 4;
+
+/// Lanes of a card killed in a row by signals the dispatcher did not send (no case finished on the
+/// card in between) after which the card is taken out of the run: the host, not the card, is the
+/// problem ([`Blamed::Host`]), but the run must end.
+pub const MAX_INFRA_KILLS: u32 = 8;
+
+/// Whose fault a quarantine is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Blamed {
+    /// The card's: remembered in its health record, so the next run that leases it runs a
+    /// preflight before giving it work.
+    Card,
+    /// The host's (a lost lease, lanes that cannot start or keep being killed from outside): the
+    /// card's record is left as it is.
+    Host,
+}
+
+/// After a lane on `device` was killed from outside by `signal`: with `kills` such kills in a row
+/// now (this one included), the card leaves the run at [`MAX_INFRA_KILLS`] (blamed on the host).
+/// Returns the reason.
+pub fn after_infra_kill(kills: u32, device: DeviceId, signal: i32) -> Option<String> {
+    (kills >= MAX_INFRA_KILLS).then(|| {
+        format!(
+            "{MAX_INFRA_KILLS} lane processes in a row on card {device} were killed by signals the \
+             dispatcher did not send (the last by {}): the host keeps killing them; the card itself \
+             is not suspected",
+            describe_signal(signal)
+        )
+    })
+}
+
+/// A card whose health record said quarantined failed its preflight (`what`): it is quarantined at
+/// the start of the run, before any work. Returns the reason.
+pub fn preflight_failed(device: DeviceId, what: &str, remembered: &str) -> String {
+    format!("preflight of card {device} failed ({what}); its health record said: {remembered}")
+}
 
 /// After a lane on `device` died uncleanly: with `deaths` deaths in a row now (this one
 /// included), the card is quarantined at [`MAX_LANE_DEATHS`]. Returns the reason.
@@ -106,6 +152,8 @@ pub struct MultiFacts<'a> {
     pub need: usize,
     /// Multi-card lanes that died in a row.
     pub deaths: u32,
+    /// Multi-card lanes killed from outside in a row.
+    pub infra_kills: u32,
 }
 
 /// How the multi-card phase goes.
@@ -139,6 +187,12 @@ pub fn multi_card_phase(f: &MultiFacts<'_>) -> MultiPhase {
             "{MAX_LANE_DEATHS} multi-card lane processes in a row died"
         ));
     }
+    if f.infra_kills >= MAX_INFRA_KILLS {
+        return MultiPhase::Abandon(format!(
+            "{MAX_INFRA_KILLS} multi-card lane processes in a row were killed by signals the \
+             dispatcher did not send"
+        ));
+    }
     MultiPhase::Start {
         lead: f.healthy[0],
         extra: f.healthy[1..f.need].to_vec(),
@@ -161,6 +215,33 @@ mod tests {
         assert_eq!(
             after_lane_death(4, 2).unwrap(),
             "4 lane processes in a row died on card 2"
+        );
+    }
+
+    #[test]
+    fn infra_kills_table() {
+        for (kills, out) in [
+            (1, false),
+            (MAX_LANE_DEATHS, false),
+            (MAX_INFRA_KILLS - 1, false),
+            (MAX_INFRA_KILLS, true),
+        ] {
+            assert_eq!(after_infra_kill(kills, 3, 9).is_some(), out, "{kills} kills");
+        }
+        let reason = after_infra_kill(MAX_INFRA_KILLS, 3, 9).unwrap();
+        assert!(
+            reason.starts_with("8 lane processes in a row on card 3 were killed by signals the dispatcher did not send (the last by signal 9 (SIGKILL))"),
+            "{reason}"
+        );
+        const {
+            assert!(
+                MAX_INFRA_KILLS > MAX_LANE_DEATHS,
+                "several kills never look like a faulty card"
+            )
+        };
+        assert_eq!(
+            preflight_failed(2, "init failed with 507033", "quarantined at T by run R: dead"),
+            "preflight of card 2 failed (init failed with 507033); its health record said: quarantined at T by run R: dead"
         );
     }
 
@@ -209,23 +290,27 @@ mod tests {
             &'static [usize],
             usize,
             u32,
+            u32,
             Option<(usize, &'static [usize])>,
         );
         #[rustfmt::skip]
         let rows: &[Row] = &[
-            // what,                                healthy,     need, deaths, started on
-            ("enough healthy cards",                &[0, 1, 2],  2,    0,      Some((0, &[1]))),
-            ("a quarantined first card is skipped", &[1, 2, 3],  3,    0,      Some((1, &[2, 3]))),
-            ("too few healthy cards",               &[2],        2,    0,      None),
-            ("its lanes keep dying",                &[0, 1],     2,    MAX_LANE_DEATHS, None),
-            ("deaths below the bound",              &[0, 1],     2,    MAX_LANE_DEATHS - 1, Some((0, &[1]))),
+            // what,                                healthy,     need, deaths, infra kills, started on
+            ("enough healthy cards",                &[0, 1, 2],  2,    0,      0, Some((0, &[1]))),
+            ("a quarantined first card is skipped", &[1, 2, 3],  3,    0,      0, Some((1, &[2, 3]))),
+            ("too few healthy cards",               &[2],        2,    0,      0, None),
+            ("its lanes keep dying",                &[0, 1],     2,    MAX_LANE_DEATHS, 0, None),
+            ("deaths below the bound",              &[0, 1],     2,    MAX_LANE_DEATHS - 1, 0, Some((0, &[1]))),
+            ("infra kills are no deaths",           &[0, 1],     2,    0, MAX_LANE_DEATHS + 1, Some((0, &[1]))),
+            ("but they are bounded",                &[0, 1],     2,    0, MAX_INFRA_KILLS, None),
         ];
-        for &(what, healthy, need, deaths, want) in rows {
+        for &(what, healthy, need, deaths, infra_kills, want) in rows {
             let got = multi_card_phase(&MultiFacts {
                 healthy,
                 quarantined: &[7],
                 need,
                 deaths,
+                infra_kills,
             });
             match (got, want) {
                 (MultiPhase::Start { lead, extra }, Some((l, e))) => {
@@ -240,6 +325,7 @@ mod tests {
             quarantined: &[1, 3],
             need: 2,
             deaths: 0,
+            infra_kills: 0,
         }) else {
             panic!("abandoned");
         };

@@ -5,7 +5,7 @@
 //! one vocabulary of health: the platform's state machine names what happens inside a device
 //! runner (`poisoned`, `marked_unusable`, `force_reset`, `probe`, `recovered`, `reset_failed`)
 //! and this file adds only what lanes and the dispatcher know ([`RunnerEventKind`]: a fresh
-//! process, a quarantine, a failed init). It never translates one into the other and never
+//! process, a quarantine, a failed or timed-out init, a preflight's verdict). It never translates one into the other and never
 //! decides when an event happens.
 
 use platform_common::driver::DriverCall;
@@ -32,6 +32,13 @@ pub enum RunnerEventKind {
     /// Initialising a worker on the card took longer than `--init-timeout`: its lane was ended
     /// (a card event, not an attempt of any case).
     InitTimedOut,
+    /// The card's health record said quarantined (by an earlier run) and its preflight (init and
+    /// probe in a lane of its own, before any work) passed: the record was cleared and the card
+    /// gets work.
+    PreflightOk,
+    /// The card's health record said quarantined and its preflight failed: the card was taken out
+    /// of the run before any work went to it.
+    QuarantinedAtStart,
 }
 
 impl RunnerEventKind {
@@ -160,6 +167,11 @@ impl HealthRecord {
     /// Whether this is the runner's event `kind`.
     pub fn is(&self, kind: RunnerEventKind) -> bool {
         self.runner_kind() == Some(kind)
+    }
+
+    /// Whether this event took its card out of the run (`quarantined`, `quarantined_at_start`).
+    pub fn is_quarantine(&self) -> bool {
+        self.is(RunnerEventKind::Quarantined) || self.is(RunnerEventKind::QuarantinedAtStart)
     }
 
     /// The code involved, with its space.

@@ -126,7 +126,9 @@ impl fmt::Display for AttemptOutcome {
 /// - No attempt left: `skipped` when there is a skip reason or a skipped attempt, else `failed`
 ///   (a selected case never ends without a verdict).
 /// - Last attempt passed: `passed` if it was the only one; `flaky` if an earlier one failed (or
-///   `failed` under [`FlakyResult::Fail`]).
+///   `failed` under [`FlakyResult::Fail`]); an earlier attempt of class `infrastructure` (its
+///   lane killed from outside, the one infrastructure failure that is retried) does not count:
+///   after only such attempts the pass is `passed`.
 /// - Last attempt failed, timed out or crashed: that outcome.
 pub fn verdict(attempts: &[Attempt], skip_reason: Option<&str>, flaky_result: FlakyResult) -> Outcome {
     if skip_reason.is_some() {
@@ -148,7 +150,15 @@ pub fn verdict(attempts: &[Attempt], skip_reason: Option<&str>, flaky_result: Fl
     };
     match last.outcome {
         AttemptOutcome::Passed => {
-            let retried = ran[..ran.len() - 1].iter().any(|a| a.outcome.is_failure());
+            // An earlier attempt lost to an infrastructure kill (its lane killed from outside) is
+            // no failure of the case's: it does not make the pass flaky. (No other infrastructure
+            // failure is ever retried, so only such a kill can come before a pass.)
+            let retried = ran[..ran.len() - 1].iter().any(|a| {
+                a.outcome.is_failure()
+                    && a.error
+                        .as_ref()
+                        .map_or(true, |e| e.class != platform_common::FailureClass::Infrastructure)
+            });
             match (retried, flaky_result) {
                 (false, _) => Outcome::Passed,
                 (true, FlakyResult::Pass) => Outcome::Flaky,
@@ -200,6 +210,25 @@ mod tests {
         }
         let a = [att(A::Crashed), att(A::Failed), att(A::Passed)];
         assert_eq!(verdict(&a, None, FlakyResult::Pass), Outcome::Flaky);
+    }
+
+    #[test]
+    fn a_pass_after_infrastructure_kills_is_passed_not_flaky() {
+        let mut killed = att(A::Crashed);
+        killed.error = Some(ErrorReport::new(
+            FailureClass::Infrastructure,
+            "killed by SIGKILL",
+        ));
+        for flaky in [FlakyResult::Pass, FlakyResult::Fail] {
+            let a = [killed.clone(), killed.clone(), att(A::Passed)];
+            assert_eq!(verdict(&a, None, flaky), Outcome::Passed);
+        }
+        // A device fault among them still makes it flaky.
+        let a = [killed.clone(), att(A::Failed), att(A::Passed)];
+        assert_eq!(verdict(&a, None, FlakyResult::Pass), Outcome::Flaky);
+        // And the kill ends the case crashed when it is the last attempt.
+        let a = [att(A::Passed), killed];
+        assert_eq!(verdict(&a[1..], None, FlakyResult::Pass), Outcome::Crashed);
     }
 
     #[test]

@@ -1,0 +1,262 @@
+//! `cargo xtask cards [--platform sim|onboard] [--arch a5|a2a3] [--json]`: every card of the host,
+//! free or held (uid, pid, host, since, run), its last health record (quarantined or cleared, when,
+//! by which run, why) and whether the next run preflights it; then the runs waiting in the card
+//! queue, in arrival order.
+//!
+//! The platform's lock dir and card count are the suite binary's (`runner::platform::info`: on
+//! sim `ONBOARD_SIM_CARDS` and `ONBOARD_LOCK_DIR`, on onboard `ONBOARD_CARDS` and the host lock
+//! dir); `--arch` only picks whose simulator defaults count the cards. The survey
+//! (`platform_common::lease::survey`) takes no card's lock: a run starting meanwhile is never
+//! refused because of it.
+//!
+//! This file owns the command line and the rendering (a table, or one JSON document with
+//! `--json`). It never changes a lock, a holder record or a health record. Exit status: 0, or 2
+//! with a one-line error when the lock dir cannot be read.
+
+use std::fmt::Write as _;
+use std::process::ExitCode;
+
+use platform_common::lease::{survey, CardSurvey, HeldBy, LockDirSurvey};
+use platform_common::Arch;
+use runner::cli::PlatformArg;
+use runner::report::model::Platform;
+use serde_json::{json, Value};
+
+/// Arguments.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Whose cards: simulated or real (default: the suite binary's, onboard when CANN is found).
+    #[arg(long, value_enum)]
+    platform: Option<PlatformArg>,
+    /// The arch whose simulator defaults count the cards (the lock dir is the same for both).
+    #[arg(long, default_value = "a5", value_parser = parse_arch)]
+    arch: Arch,
+    /// One JSON document instead of the table.
+    #[arg(long)]
+    json: bool,
+}
+
+fn parse_arch(s: &str) -> Result<Arch, String> {
+    s.parse::<Arch>().map_err(|e| e.to_string())
+}
+
+/// Runs the command.
+pub fn run(args: Args) -> ExitCode {
+    let platform = args
+        .platform
+        .map_or_else(runner::platform::default_platform, Into::into);
+    let surveyed = runner::platform::info(platform, args.arch)
+        .map_err(|e| runner::app::error_chain(&e))
+        .and_then(|info| survey(&info.leases, info.cards).map_err(|e| runner::app::error_chain(&e)));
+    match surveyed {
+        Ok(s) if args.json => println!("{}", to_json(platform, &s)),
+        Ok(s) => print!("{}", table(platform, &s)),
+        Err(e) => {
+            eprintln!("error: cards: {e}");
+            return ExitCode::from(2);
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+/// Whether the next run that leases the card preflights it first.
+fn quarantined(c: &CardSurvey) -> bool {
+    c.health.as_ref().is_some_and(|h| h.is_quarantined())
+}
+
+/// The table: a line per card, then the waiting runs.
+pub fn table(platform: Platform, s: &LockDirSurvey) -> String {
+    let mut out = String::new();
+    let _ = write!(out, "cards of platform {platform}, lock dir {}", s.dir.display());
+    if !s.exists {
+        out.push_str(" (not created yet: no run used it)");
+    } else if s.method == HeldBy::TestLock {
+        out.push_str(" (holders found by a test lock: /proc/locks does not match this file system)");
+    }
+    out.push('\n');
+    let rows: Vec<[String; 5]> = s
+        .cards
+        .iter()
+        .map(|c| {
+            [
+                c.card.to_string(),
+                if c.held.is_some() { "held" } else { "free" }.to_owned(),
+                c.held
+                    .as_ref()
+                    .map_or_else(|| "-".to_owned(), ToString::to_string),
+                c.health
+                    .as_ref()
+                    .map_or_else(|| "-".to_owned(), ToString::to_string),
+                if quarantined(c) {
+                    "yes (preflight next)"
+                } else {
+                    "no"
+                }
+                .to_owned(),
+            ]
+        })
+        .collect();
+    let head = ["CARD", "STATE", "HOLDER", "LAST HEALTH RECORD", "QUARANTINED"];
+    let mut widths = head.map(str::len);
+    for r in &rows {
+        for (w, cell) in widths.iter_mut().zip(r) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |out: &mut String, cells: [&str; 5]| {
+        let mut l = String::new();
+        for (i, (cell, w)) in cells.iter().zip(widths).enumerate() {
+            if i + 1 == cells.len() {
+                l.push_str(cell);
+            } else {
+                let _ = write!(l, "{cell:<w$}  ");
+            }
+        }
+        out.push_str(l.trim_end());
+        out.push('\n');
+    };
+    line(&mut out, head);
+    for r in &rows {
+        line(&mut out, [&r[0], &r[1], &r[2], &r[3], &r[4]]);
+    }
+    if s.waiters.is_empty() {
+        out.push_str("no run is waiting for cards\n");
+    } else {
+        out.push_str("waiting for cards, in arrival order:\n");
+        for w in &s.waiters {
+            let _ = writeln!(out, "  ticket {}: {w}", w.seq);
+        }
+    }
+    out
+}
+
+/// The survey as one JSON document (for tools).
+pub fn to_json(platform: Platform, s: &LockDirSurvey) -> Value {
+    let cards: Vec<Value> = s
+        .cards
+        .iter()
+        .map(|c| {
+            json!({
+                "card": c.card,
+                "lock_file": c.lock_file,
+                "state": if c.held.is_some() { "held" } else { "free" },
+                "holder": c.held.as_ref().map(|h| json!({
+                    "uid": h.uid,
+                    "pid": h.pid,
+                    "host": h.host,
+                    "since_ms": h.started_ms,
+                    "run_id": h.run_id,
+                })),
+                "health": c.health.as_ref().map(|h| json!({
+                    "status": h.status,
+                    "unix_ms": h.unix_ms,
+                    "when": h.when(),
+                    "run_id": h.run_id,
+                    "pid": h.pid,
+                    "host": h.host,
+                    "uid": h.uid,
+                    "reason": h.reason,
+                    "events": h.events,
+                })),
+                "quarantined": quarantined(c),
+            })
+        })
+        .collect();
+    let waiters: Vec<Value> = s
+        .waiters
+        .iter()
+        .map(|w| {
+            json!({
+                "seq": w.seq,
+                "uid": w.record.uid,
+                "pid": w.record.pid,
+                "host": w.record.host,
+                "since_ms": w.record.started_ms,
+                "run_id": w.record.run_id,
+                "wants": w.wanted.as_ref().map(ToString::to_string),
+            })
+        })
+        .collect();
+    json!({
+        "platform": platform.name(),
+        "lock_dir": s.dir,
+        "lock_dir_exists": s.exists,
+        "held_by": match s.method {
+            HeldBy::ProcLocks => "proc_locks",
+            HeldBy::TestLock => "test_lock",
+        },
+        "cards": cards,
+        "waiters": waiters,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use platform_common::lease::{CardHealth, HealthStatus, LeaseConfig};
+    use platform_common::DeviceLease;
+
+    #[test]
+    fn a_survey_shows_free_held_and_quarantined_cards() {
+        let tmp = tempfile::tempdir().unwrap();
+        let cfg = LeaseConfig {
+            dir: tmp.path().join("locks"),
+        };
+        let none = survey(&cfg, 2).unwrap();
+        assert!(table(Platform::Sim, &none).contains("(not created yet: no run used it)"));
+        assert!(!cfg.dir.exists(), "a survey creates nothing");
+
+        // Card 1 is held by this process; card 2 was quarantined by an earlier run (and is free).
+        let held = DeviceLease::try_acquire(&cfg, 1, "run-holding").unwrap();
+        {
+            let earlier = DeviceLease::try_acquire(&cfg, 2, "run-earlier").unwrap();
+            let rec = CardHealth::now(2, HealthStatus::Quarantined, "run-earlier", "dead on init");
+            earlier.remember_health(&rec).unwrap();
+        }
+        let s = survey(&cfg, 3).unwrap();
+        let t = table(Platform::Sim, &s);
+        let lines: Vec<&str> = t.lines().collect();
+        assert!(lines[0].starts_with("cards of platform sim, lock dir "), "{t}");
+        assert!(lines[1].starts_with("CARD  STATE"), "{t}");
+        assert!(
+            lines[2].starts_with("0     free") && lines[2].ends_with("no"),
+            "{t}"
+        );
+        let me = format!("pid {} ", std::process::id());
+        assert!(
+            lines[3].starts_with("1     held")
+                && lines[3].contains(&me)
+                && lines[3].contains("(run run-holding)"),
+            "{t}"
+        );
+        assert!(
+            lines[4].starts_with("2     free")
+                && lines[4].contains("quarantined at ")
+                && lines[4].contains("by run run-earlier")
+                && lines[4].matches("dead on init").count() == 1
+                && lines[4].ends_with("yes (preflight next)"),
+            "{t}"
+        );
+        assert_eq!(lines[5], "no run is waiting for cards", "{t}");
+
+        let j = to_json(Platform::Sim, &s);
+        assert_eq!(j["platform"], "sim");
+        assert_eq!(j["lock_dir_exists"], true);
+        let cards = j["cards"].as_array().unwrap();
+        assert_eq!(cards.len(), 3);
+        assert_eq!(
+            (cards[0]["state"].as_str(), &cards[0]["holder"]),
+            (Some("free"), &Value::Null)
+        );
+        assert_eq!(cards[1]["state"], "held");
+        assert_eq!(cards[1]["holder"]["pid"], std::process::id());
+        assert_eq!(cards[1]["holder"]["run_id"], "run-holding");
+        assert_eq!(cards[1]["quarantined"], false);
+        assert_eq!(cards[2]["health"]["status"], "quarantined");
+        assert_eq!(cards[2]["health"]["run_id"], "run-earlier");
+        assert_eq!(cards[2]["quarantined"], true);
+        drop(held);
+        let s = survey(&cfg, 3).unwrap();
+        assert!(s.cards[1].held.is_none(), "released: free again");
+    }
+}
