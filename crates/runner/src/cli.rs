@@ -2,8 +2,10 @@
 //!
 //! This module owns the flags and their one-line errors: every bad value is a usage error that
 //! names the bad part (exit 2). Hidden flags start a lane (`--lane --device N`), choose the
-//! benchmark suite (`--suite bench`), write the benchmark's figures (`--stats-out FILE`) and let
-//! tests' lane hooks work (`--test-hooks`). It never starts a run.
+//! benchmark suite (`--suite bench`), write the benchmark's figures (`--stats-out FILE`), print the
+//! kernel files a suite needs (`--kernel-files`, for `cargo xtask archive`) and let tests' lane
+//! hooks work (`--test-hooks`). `--archive FILE` is taken out before this parser sees the line
+//! (`crate::archive::launch_request`: the rest is the archived binary's). It never starts a run.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -120,7 +122,8 @@ pub struct Cli {
     #[arg(long, value_name = "PLAN")]
     pub faults: Option<String>,
 
-    /// Where the reports go (default target/onboard/<arch>/<run-id>).
+    /// Where the reports go (default target/onboard/<arch>/<run-id>, or
+    /// ./cardguard-reports/<arch>/<run-id> outside a cargo target dir).
     #[arg(long, value_name = "DIR")]
     pub report_dir: Option<PathBuf>,
 
@@ -152,6 +155,11 @@ pub struct Cli {
     /// dispatcher passes it on to its lanes. Tests only.
     #[arg(long, hide = true)]
     pub test_hooks: bool,
+
+    /// Print the kernel blob files the suite needs on --arch, one per line, and exit (what `cargo
+    /// xtask archive` packs).
+    #[arg(long, hide = true)]
+    pub kernel_files: bool,
 
     /// Write the dispatch window (first assignment to last verdict) as JSON to this file.
     #[arg(long, hide = true, value_name = "FILE")]

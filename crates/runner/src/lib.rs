@@ -19,6 +19,7 @@
 //!   the event loop (`on_exit`, `on_lane`, `lanes`); step 8 is [`report::verdict`] and
 //!   `RunReport::exit_code`; [`report`]: what a run leaves behind.
 //! - [`cli`], [`app`], [`platform`]: the suite binary's surface and the driver chosen at run time;
+//!   [`archive`]: suite archives for card hosts (`--archive FILE`, `cargo xtask archive`);
 //!   [`output`]: its own lines, safe on a closed pipe.
 //!   [`clock`]: the one monotonic clock of a run's events.
 //!
@@ -27,6 +28,7 @@
 //! errors, never message text; the dispatcher, not the lanes, writes every report file.
 
 pub mod app;
+pub mod archive;
 pub mod bench_suite;
 pub mod case;
 pub mod cli;

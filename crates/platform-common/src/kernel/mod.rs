@@ -12,5 +12,8 @@
 mod blobs;
 mod loader;
 
-pub use blobs::{blob_dir, blob_path, built_blob_dir, load_builtin, load_named, KERNEL_DIR_ENV};
+pub use blobs::{
+    blob_dir, blob_path, built_blob_dir, installed_blob_dir, load_builtin, load_named, INSTALLED_KERNEL_DIR,
+    KERNEL_DIR_ENV,
+};
 pub use loader::{KernelBlob, KernelError, KernelMeta, WaitOutcome, Waiter, ABI_VERSION, KERNEL_BAD_ARGS};
