@@ -1,5 +1,6 @@
 //! `cargo xtask`: the project's commands. One file per command; this file only dispatches.
 
+mod archive;
 mod bench;
 mod bindgen;
 mod build_kernels;
@@ -42,6 +43,8 @@ enum Command {
     Soak(soak::Args),
     /// Run random fault plans through the suite binary and check every report's invariants.
     Chaos(chaos::Args),
+    /// Write a suite archive (.tar.zst) a card host runs with no toolchain and no checkout.
+    Archive(archive::Args),
 }
 
 fn main() -> ExitCode {
@@ -66,5 +69,6 @@ fn main() -> ExitCode {
         Command::Bindgen(a) => bindgen::run(a),
         Command::Soak(a) => soak::run(a),
         Command::Chaos(a) => chaos::run(a),
+        Command::Archive(a) => archive::run(a),
     }
 }

@@ -74,19 +74,20 @@ pub fn launch_request(args: &[OsString]) -> LaunchRequest {
 /// exit 2 with a one-line error naming the archive and, for a bad member, the member.
 pub fn launch(archive: &Path, rest: &[OsString]) -> ExitCode {
     let fail = |msg: String| {
-        crate::output::err(format_args!("error: {ARCHIVE_FLAG} {}: {msg}", archive.display()));
+        crate::output::err(format_args!("error: {ARCHIVE_FLAG}: {msg}"));
         ExitCode::from(2)
     };
+    let shown = archive.display();
     let tmp = match tempfile::Builder::new().prefix("cardguard-archive-").tempdir() {
         Ok(t) => t,
-        Err(e) => return fail(format!("cannot make a directory to unpack into: {e}")),
+        Err(e) => return fail(format!("{shown}: cannot make a directory to unpack into: {e}")),
     };
     let unpacked = match unpack(archive, tmp.path()) {
         Ok(u) => u,
         Err(e) => return fail(crate::app::error_chain(&e)),
     };
     if let Err(e) = std::fs::write(tmp.path().join(LAUNCH_MARKER), std::process::id().to_string()) {
-        return fail(format!("cannot write the launch marker: {e}"));
+        return fail(format!("{shown}: cannot write the launch marker: {e}"));
     }
     let dir = tmp.keep();
     let binary = unpacked.binary();
