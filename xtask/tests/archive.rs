@@ -170,6 +170,42 @@ fn an_unpacked_archive_runs_the_matrix_with_no_toolchain_and_no_checkout() {
     assert_eq!(r["driver"]["kind"], "sim");
 }
 
+/// The build's own blobs still exist on this machine, so a run that found its kernels there
+/// instead of beside itself would pass unnoticed: here the unpacked `vector_add.so` is replaced
+/// by the `noop` blob, and every `VectorAdd` case must fail loading exactly that file.
+#[test]
+fn the_unpacked_binary_loads_its_kernels_from_beside_itself() {
+    let host = Host::new();
+    let u = host.unpack();
+    let blob = u.root.join("kernels/a5/vector_add.so");
+    std::fs::copy(u.root.join("kernels/a5/noop.so"), &blob).unwrap();
+    let out = host.run(
+        &u.binary(),
+        &[
+            "--arch",
+            "a5",
+            "--no-progress",
+            "--retries",
+            "0",
+            "--case",
+            "VectorAdd",
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let dirs = host.reports("a5");
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    let r = report(&dirs[0]);
+    let cases = r["cases"].as_array().unwrap();
+    assert!(!cases.is_empty());
+    let want = format!("{} has bad metadata: names kernel \"noop\"", blob.display());
+    for c in cases {
+        assert_eq!(c["outcome"], "failed", "{c}");
+        let msg = c["attempts"][0]["error"]["message"].as_str().unwrap_or_default();
+        assert!(msg.contains(&want), "{msg:?} does not name {want:?}");
+    }
+}
+
 #[test]
 fn archive_flag_runs_the_archived_binary_under_a_fault_plan_and_removes_its_unpack_dir() {
     let host = Host::new();
