@@ -1,5 +1,6 @@
 //! `cargo xtask`: the project's commands. One file per command; this file only dispatches.
 
+mod archive;
 mod bench;
 mod bench_recovery;
 mod bench_sandbox;
@@ -52,6 +53,8 @@ enum Command {
     Features(features::Args),
     /// Every card of the host: free or held (by whom), its health record, the waiting runs.
     Cards(cards::Args),
+    /// Write a suite archive (.tar.zst) a card host runs with no toolchain and no checkout.
+    Archive(archive::Args),
 }
 
 fn main() -> ExitCode {
@@ -78,5 +81,6 @@ fn main() -> ExitCode {
         Command::Chaos(a) => chaos::run(a),
         Command::Features(a) => features::run(a),
         Command::Cards(a) => cards::run(a),
+        Command::Archive(a) => archive::run(a),
     }
 }

@@ -17,6 +17,7 @@ use std::time::SystemTime;
 
 use platform_common::Arch;
 
+use crate::archive::{self, LaunchRequest};
 use crate::bench_suite;
 use crate::case::Suite;
 use crate::cli::{self, Cli, ListFormat, Parsed, SuiteArg};
@@ -38,6 +39,18 @@ pub const EXIT_REPORT_WRITE: u8 = 110;
 /// arch.
 pub fn main(builtin: fn(Arch) -> Suite) -> ExitCode {
     let args: Vec<OsString> = std::env::args_os().collect();
+    match archive::launch_request(&args) {
+        LaunchRequest::NotAsked => {}
+        LaunchRequest::Launch { archive, rest } => return archive::launch(&archive, &rest),
+        LaunchRequest::Usage(msg) => return usage(&msg),
+    }
+    let code = run(args, builtin);
+    // The archived binary `--archive` exec'd removes its unpack dir (a no-op anywhere else).
+    archive::remove_launch_dir();
+    code
+}
+
+fn run(args: Vec<OsString>, builtin: fn(Arch) -> Suite) -> ExitCode {
     // Lanes log at warn too: their stderr is the dispatcher's, and their warnings (a poison-sink
     // write that failed, an escalation) must be seen. Health transitions and the simulated card's
     // own faults are not repeated as log lines: they reach people through the report and the
@@ -62,6 +75,9 @@ pub fn main(builtin: fn(Arch) -> Suite) -> ExitCode {
     }
     if let Err(e) = suite.validate() {
         return usage(&format!("the {} suite is invalid: {e}", cli.suite.name()));
+    }
+    if cli.kernel_files {
+        return print_kernel_files(&suite, cli.arch);
     }
     match dispatch_main(&cli, &suite) {
         Ok(code) => code,
@@ -122,6 +138,20 @@ fn init_tracing(default: &str) {
         // with `eprintln!` (which would panic).
         .log_internal_errors(false)
         .try_init();
+}
+
+/// `--kernel-files` (hidden, for `cargo xtask archive`): the blob file of every kernel the suite
+/// needs on `arch`, one per line.
+fn print_kernel_files(suite: &Suite, arch: Arch) -> ExitCode {
+    match archive::kernel_files(suite, arch) {
+        Ok(files) => {
+            for f in files {
+                output::out(f.display());
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => usage(&e.to_string()),
+    }
 }
 
 fn lane_main(cli: &Cli, suite: Suite) -> ExitCode {
@@ -192,7 +222,7 @@ fn dispatch_main(cli: &Cli, suite: &Suite) -> Result<ExitCode, String> {
         .report_dir
         .value
         .clone()
-        .unwrap_or_else(|| target_dir().join("onboard").join(cli.arch.name()).join(&run_id));
+        .unwrap_or_else(|| default_report_root().join(cli.arch.name()).join(&run_id));
     // Before any card is taken: a report dir held by another run is bad input (exit 2, naming
     // the holder); one that cannot be written is the reports' failure (exit 110).
     let held_dir = match ReportDir::open(&report_dir, &run_id) {
@@ -285,7 +315,7 @@ fn rerun_selection(cli: &Cli, suite: &Suite, selection: Selection) -> Result<Opt
         return Ok(Some(selection));
     };
     let from = rerun::RerunFrom::from_arg(arg);
-    let runs = target_dir().join("onboard").join(cli.arch.name());
+    let runs = default_report_root().join(cli.arch.name());
     let set = rerun::failed_cases(&from, cli.arch, &runs).map_err(|e| error_chain(&e))?;
     let (cut, gone) = rerun::restrict(suite, &selection, &set);
     for id in gone {
@@ -386,20 +416,25 @@ fn run_id() -> String {
     )
 }
 
-/// The cargo target directory: `CARGO_TARGET_DIR`, else the nearest ancestor of this executable
-/// named `target`, else `./target`.
-fn target_dir() -> PathBuf {
+/// Where reports go without `--report-dir`: for a binary of an unpacked archive (or installed
+/// outside any cargo target dir) `./cardguard-reports`; else `<target>/onboard`, the target dir
+/// being `CARGO_TARGET_DIR` or the nearest ancestor of this executable named `target`.
+fn default_report_root() -> PathBuf {
+    let outside = PathBuf::from("cardguard-reports");
+    if archive::installed_root().is_some() {
+        return outside;
+    }
     if let Some(t) = std::env::var_os("CARGO_TARGET_DIR").filter(|t| !t.is_empty()) {
-        return PathBuf::from(t);
+        return PathBuf::from(t).join("onboard");
     }
     std::env::current_exe()
         .ok()
         .and_then(|exe| {
             exe.ancestors()
                 .find(|a| a.file_name().is_some_and(|n| n == "target"))
-                .map(Path::to_path_buf)
+                .map(|t| t.join("onboard"))
         })
-        .unwrap_or_else(|| PathBuf::from("target"))
+        .unwrap_or(outside)
 }
 
 /// The benchmarks' figures (`--stats-out`): the dispatch window, the dispatcher's peak RSS (read

@@ -2,12 +2,14 @@
 //!
 //! This module owns the flags and their one-line errors: every bad value is a usage error that
 //! names the bad part (exit 2). Hidden flags start a lane (`--lane --device N`), choose the
-//! benchmark suite (`--suite bench`), write the benchmark's figures (`--stats-out FILE`) and let
-//! tests' lane hooks work (`--test-hooks`). A run setting's flag is an `Option` with no clap
-//! default: an absent flag leaves the setting to its environment variable, the config file's
-//! profile or the built-in default (`crate::config`, whose table lists every such flag); the
-//! flags' value parsers here are the settings' one parser each, shared with the config. It never
-//! starts a run.
+//! benchmark suite (`--suite bench`), write the benchmark's figures (`--stats-out FILE`), print the
+//! kernel files a suite needs (`--kernel-files`, for `cargo xtask archive`) and let tests' lane
+//! hooks work (`--test-hooks`). `--archive FILE` is taken out before this parser sees the line
+//! (`crate::archive::launch_request`: the rest is the archived binary's). A run setting's flag is
+//! an `Option` with no clap default: an absent flag leaves the setting to its environment
+//! variable, the config file's profile or the built-in default (`crate::config`, whose table lists
+//! every such flag); the flags' value parsers here are the settings' one parser each, shared with
+//! the config. It never starts a run.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -175,7 +177,8 @@ pub struct Cli {
     #[arg(long, value_name = "PLAN")]
     pub faults: Option<String>,
 
-    /// Where the reports go (default target/onboard/<arch>/<run-id>).
+    /// Where the reports go (default target/onboard/<arch>/<run-id>, or
+    /// ./cardguard-reports/<arch>/<run-id> outside a cargo target dir).
     #[arg(long, value_name = "DIR")]
     pub report_dir: Option<PathBuf>,
 
@@ -241,6 +244,11 @@ pub struct Cli {
     /// dispatcher passes it on to its lanes. Tests only.
     #[arg(long, hide = true)]
     pub test_hooks: bool,
+
+    /// Print the kernel blob files the suite needs on --arch, one per line, and exit (what `cargo
+    /// xtask archive` packs).
+    #[arg(long, hide = true)]
+    pub kernel_files: bool,
 
     /// Write the benchmarks' figures as JSON to this file (the dispatch window from the first
     /// assignment to the last verdict, peak RSS, report write times).

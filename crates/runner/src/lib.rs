@@ -23,6 +23,7 @@
 //! - [`cli`], [`app`], [`platform`]: the suite binary's surface and the driver chosen at run time;
 //!   [`config`]: the config file's profiles and overrides, and which source of a setting wins;
 //!   [`list`]: `--list`, plain or JSON Lines;
+//!   [`archive`]: suite archives for card hosts (`--archive FILE`, `cargo xtask archive`);
 //!   [`output`]: its own lines, safe on a closed pipe.
 //!   [`clock`]: the one monotonic clock of a run's events.
 //!
@@ -31,6 +32,7 @@
 //! errors, never message text; the dispatcher, not the lanes, writes every report file.
 
 pub mod app;
+pub mod archive;
 pub mod bench_suite;
 pub mod case;
 pub mod cli;

@@ -1,8 +1,10 @@
 //! Finding and loading the blobs of one arch by kernel name.
 //!
-//! Blobs live at `<dir>/<name>.so` where `<dir>` is an arch's blob directory: by default the one
-//! this crate's `build.rs` filled (`$OUT_DIR/kernels/<arch>`), or `$ONBOARD_KERNEL_DIR/<arch>`
-//! (e.g. `cargo xtask build-kernels --out DIR`). Every load checks that the blob's metadata names
+//! Blobs live at `<dir>/<name>.so` where `<dir>` is an arch's blob directory:
+//! `$ONBOARD_KERNEL_DIR/<arch>` (e.g. `cargo xtask build-kernels --out DIR`); else
+//! `kernels/<arch>` beside the running executable when that directory exists (a suite archive
+//! unpacked on a card host, where the build's paths do not exist); else the one this crate's
+//! `build.rs` filled (`$OUT_DIR/kernels/<arch>`). Every load checks that the blob's metadata names
 //! the kernel and the arch asked for. This module never builds blobs (the `kernel-build` crate
 //! does; `build.rs` passes its file extension in as `CARDGUARD_BLOB_EXTENSION`).
 
@@ -26,12 +28,30 @@ pub fn built_blob_dir(arch: Arch) -> PathBuf {
     built_blob_root().join(arch.name())
 }
 
+/// The directory beside an installed executable that holds its blobs (`<it>/<arch>/`).
+pub const INSTALLED_KERNEL_DIR: &str = "kernels";
+
+/// `kernels/` beside the running executable (an unpacked suite archive's blobs, as
+/// `<it>/<arch>/<name>.so`), when that is a directory.
+pub fn installed_blob_root() -> Option<PathBuf> {
+    let dir = std::env::current_exe().ok()?.parent()?.join(INSTALLED_KERNEL_DIR);
+    dir.is_dir().then_some(dir)
+}
+
+/// `kernels/<arch>` beside the running executable, when that is a directory.
+pub fn installed_blob_dir(arch: Arch) -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let dir = exe.parent()?.join(INSTALLED_KERNEL_DIR).join(arch.name());
+    dir.is_dir().then_some(dir)
+}
+
 /// Where `arch`'s blobs are: `$ONBOARD_KERNEL_DIR/<arch>` when that is set and not empty, else
-/// [`built_blob_dir`].
+/// [`installed_blob_dir`] when there is one, else [`built_blob_dir`]. This is the one place the
+/// blob directory is chosen.
 pub fn blob_dir(arch: Arch) -> PathBuf {
     match std::env::var_os(KERNEL_DIR_ENV) {
         Some(root) if !root.is_empty() => PathBuf::from(root).join(arch.name()),
-        _ => built_blob_dir(arch),
+        _ => installed_blob_dir(arch).unwrap_or_else(|| built_blob_dir(arch)),
     }
 }
 

@@ -16,7 +16,8 @@ mod loader;
 mod registry;
 
 pub use blobs::{
-    blob_dir, blob_path, built_blob_dir, built_blob_root, load_builtin, load_named, KERNEL_DIR_ENV,
+    blob_dir, blob_path, built_blob_dir, built_blob_root, installed_blob_dir, installed_blob_root,
+    load_builtin, load_named, INSTALLED_KERNEL_DIR, KERNEL_DIR_ENV,
 };
 pub use loader::{KernelBlob, KernelError, KernelMeta, WaitOutcome, Waiter, ABI_VERSION, KERNEL_BAD_ARGS};
 pub use registry::{

@@ -114,14 +114,17 @@ impl KernelRegistry {
         Self { arch, kind, roots }
     }
 
-    /// The roots of a run: `ONBOARD_KERNEL_DIR` when it is set and not empty, then
-    /// `suite_dirs`, then the built-in kernels' dir (what this crate's `build.rs` built).
+    /// The roots of a run: `ONBOARD_KERNEL_DIR` when it is set and not empty, then `kernels/`
+    /// beside the running executable (an unpacked suite archive), then `suite_dirs`, then the built-in kernels' dir (what this crate's `build.rs` built).
     pub fn run_roots(suite_dirs: &[PathBuf]) -> Vec<PathBuf> {
         let mut roots: Vec<PathBuf> = std::env::var_os(KERNEL_DIR_ENV)
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
             .into_iter()
             .collect();
+        // An unpacked suite archive's blobs, beside its binary, before the dirs the build named
+        // (which do not exist on a card host).
+        roots.extend(super::blobs::installed_blob_root());
         roots.extend(suite_dirs.iter().cloned());
         roots.push(built_blob_root());
         roots

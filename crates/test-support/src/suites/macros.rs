@@ -16,9 +16,11 @@
 /// - `arch_runner_tests!(chain, ARCH)`: the containment chain's edges on the simulated card;
 /// - `arch_runner_tests!(seed_tables_acl, ARCH)`: the same measurements through
 ///   `libsim_acl.so`;
-/// - `arch_runner_tests!(onboard, ARCH)`: the hardware variants, each
+/// - `arch_runner_tests!(onboard, ARCH, #[serial])`: the hardware variants, each
 ///   `#[ignore = "needs a real card: set ONBOARD_TEST_DEVICE, run with --ignored"]` (needs the
-///   feature `onboard`).
+///   feature `onboard`), with the attributes given after the arch on every test (the hardware
+///   test files pass `serial_test`'s `#[serial]`, which the calling crate names: one test at a
+///   time inside the binary, whatever `--test-threads`).
 ///
 /// The test file gates itself on the arch crate's features (`#![cfg(feature = "sim")]`, ...).
 #[macro_export]
@@ -66,8 +68,8 @@ macro_rules! arch_runner_tests {
             the_acl_driver_is_held_to_the_real_card_timeout_rules,
         ]);
     };
-    (onboard, $arch:expr $(,)?) => {
-        $crate::arch_runner_tests!(@hardware_tests onboard (&$arch) [
+    (onboard, $arch:expr $(, #[$attr:meta])* $(,)?) => {
+        $crate::arch_runner_tests!(@hardware_tests onboard (&$arch) ($(#[$attr])*) [
             onboard_healthy_runner_runs_and_finalizes_without_reset,
             onboard_block_dim_over_the_limit_is_a_usage_error,
             onboard_wrong_card_lease_is_refused,
@@ -86,13 +88,17 @@ macro_rules! arch_runner_tests {
             }
         )*
     };
-    (@hardware_tests $suite:ident $args:tt [$($name:ident),* $(,)?]) => {
+    (@hardware_tests $suite:ident $args:tt $attrs:tt [$($name:ident),* $(,)?]) => {
         $(
-            #[test]
-            #[ignore = "needs a real card: set ONBOARD_TEST_DEVICE, run with --ignored"]
-            fn $name() {
-                $crate::suites::$suite::$name $args
-            }
+            $crate::arch_runner_tests!(@hardware_test $suite $args $attrs $name);
         )*
+    };
+    (@hardware_test $suite:ident $args:tt ($(#[$attr:meta])*) $name:ident) => {
+        #[test]
+        #[ignore = "needs a real card: set ONBOARD_TEST_DEVICE, run with --ignored"]
+        $(#[$attr])*
+        fn $name() {
+            $crate::suites::$suite::$name $args
+        }
     };
 }

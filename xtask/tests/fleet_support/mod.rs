@@ -1,0 +1,239 @@
+//! A small runner of the fleet template's jobs (`ci/github/onboard-fleet.yml`), so the test runs
+//! the workflow's own commands: the YAML is parsed, every `${{ ... }}` of a `run:`, `env:` or
+//! `with:` value is replaced from a table of the expressions the test knows (an unknown one
+//! fails the test: a new expression in the template must be taught here), and each `run:` is
+//! executed with bash as GitHub runs it (`bash --noprofile --norc -eo pipefail`). Artifacts are a
+//! directory per name: `actions/upload-artifact` copies its `path` in, `actions/download-artifact`
+//! copies a `name` (or each name of a `pattern`, into `path/<name>/`, as v4 does) out.
+//! `actions/checkout` marks a job that runs in a checkout: there `cargo` is a shim that runs the
+//! built xtask for `cargo xtask ...` (what the workspace alias runs) and refuses anything else. A
+//! job without a checkout is a card host: a cleared environment whose `PATH` has no cargo.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use yaml_rust2::{Yaml, YamlLoader};
+
+/// The workflow, parsed.
+pub struct Workflow {
+    pub doc: Yaml,
+}
+
+impl Workflow {
+    pub fn load(path: &Path) -> Self {
+        let text = std::fs::read_to_string(path).unwrap();
+        let mut docs = YamlLoader::load_from_str(&text).unwrap();
+        assert_eq!(docs.len(), 1, "one YAML document");
+        Self { doc: docs.remove(0) }
+    }
+
+    pub fn job(&self, name: &str) -> &Yaml {
+        let job = &self.doc["jobs"][name];
+        assert!(!job.is_badvalue(), "the workflow has no job {name:?}");
+        job
+    }
+
+    /// The workflow-level `env:`, with its expressions replaced.
+    pub fn env(&self, ctx: &Context) -> BTreeMap<String, String> {
+        env_of(&self.doc["env"], ctx)
+    }
+}
+
+/// The expressions the test knows, and their values.
+#[derive(Clone, Default)]
+pub struct Context(pub BTreeMap<String, String>);
+
+impl Context {
+    pub fn set(&mut self, expr: &str, value: impl Into<String>) -> &mut Self {
+        self.0.insert(expr.to_owned(), value.into());
+        self
+    }
+
+    /// `text` with every `${{ expr }}` replaced; an unknown expression panics.
+    pub fn subst(&self, text: &str) -> String {
+        let mut out = String::new();
+        let mut rest = text;
+        while let Some(start) = rest.find("${{") {
+            out.push_str(&rest[..start]);
+            let after = &rest[start + 3..];
+            let end = after
+                .find("}}")
+                .unwrap_or_else(|| panic!("unclosed expression in {text:?}"));
+            let expr = after[..end].trim();
+            let value = self.0.get(expr).unwrap_or_else(|| {
+                panic!("the workflow uses ${{{{ {expr} }}}}, which this test does not know: teach it")
+            });
+            out.push_str(value);
+            rest = &after[end + 2..];
+        }
+        out.push_str(rest);
+        out
+    }
+}
+
+/// A scalar YAML value as text (strings, numbers, booleans).
+pub fn scalar(y: &Yaml) -> Option<String> {
+    match y {
+        Yaml::String(s) | Yaml::Real(s) => Some(s.clone()),
+        Yaml::Integer(i) => Some(i.to_string()),
+        Yaml::Boolean(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+fn env_of(y: &Yaml, ctx: &Context) -> BTreeMap<String, String> {
+    let mut env = BTreeMap::new();
+    if let Some(h) = y.as_hash() {
+        for (k, v) in h {
+            let k = scalar(k).unwrap();
+            let v = scalar(v).unwrap_or_else(|| panic!("env {k}: not a scalar"));
+            env.insert(k, ctx.subst(&v));
+        }
+    }
+    env
+}
+
+/// The artifacts of one workflow run.
+pub struct Artifacts {
+    pub dir: PathBuf,
+}
+
+/// Copies `from` (a file or a directory's contents) into the directory `to`.
+pub fn copy_into(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    if from.is_file() {
+        std::fs::copy(from, to.join(from.file_name().unwrap())).unwrap();
+        return;
+    }
+    for entry in std::fs::read_dir(from).unwrap_or_else(|e| panic!("{}: {e}", from.display())) {
+        let entry = entry.unwrap();
+        let path = entry.path();
+        if path.is_dir() {
+            copy_into(&path, &to.join(entry.file_name()));
+        } else {
+            std::fs::copy(&path, to.join(entry.file_name())).unwrap();
+        }
+    }
+}
+
+impl Artifacts {
+    fn upload(&self, name: &str, from: &Path, must_exist: bool) {
+        if !from.exists() {
+            assert!(!must_exist, "upload {name}: {} does not exist", from.display());
+            return;
+        }
+        copy_into(from, &self.dir.join(name));
+    }
+
+    fn download(&self, with: &BTreeMap<String, String>, job_dir: &Path) {
+        let to = job_dir.join(with.get("path").map_or(".", String::as_str));
+        if let Some(name) = with.get("name") {
+            copy_into(&self.dir.join(name), &to);
+            return;
+        }
+        let pattern = with.get("pattern").expect("download-artifact: name or pattern");
+        let prefix = pattern
+            .strip_suffix('*')
+            .expect("the test knows patterns PREFIX*");
+        let mut found = 0;
+        for entry in std::fs::read_dir(&self.dir).unwrap() {
+            let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+            if name.starts_with(prefix) {
+                copy_into(&self.dir.join(&name), &to.join(&name));
+                found += 1;
+            }
+        }
+        assert!(found > 0, "download-artifact: nothing matches {pattern:?}");
+    }
+}
+
+/// Where and how a job runs.
+pub struct JobEnv {
+    /// The job's working directory (the checkout, or the card host's workspace).
+    pub dir: PathBuf,
+    /// Environment of every step (the workflow's `env:` and the test's own settings).
+    pub env: BTreeMap<String, String>,
+    /// Card host: the environment is cleared first (only `env` is set).
+    pub clear_env: bool,
+}
+
+/// What a job's steps wrote to `$GITHUB_OUTPUT`, by step id.
+pub type Outputs = BTreeMap<String, BTreeMap<String, String>>;
+
+/// The `cargo` shim of a checkout: `cargo xtask ARGS` runs the built xtask, nothing else runs.
+pub fn cargo_shim(dir: &Path, xtask: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = dir.join("shim-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let shim = bin.join("cargo");
+    std::fs::write(
+        &shim,
+        format!(
+            "#!/bin/bash\nif [ \"$1\" = xtask ]; then shift; exec '{xtask}' \"$@\"; fi\n\
+             echo \"cargo shim: the fleet workflow runs only cargo xtask, not: cargo $*\" >&2\nexit 127\n"
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).unwrap();
+    bin
+}
+
+/// Runs `job`'s steps; returns its steps' outputs. A failing `run:` panics with its output.
+pub fn run_job(job: &Yaml, ctx: &Context, je: &JobEnv, artifacts: &Artifacts) -> Outputs {
+    let mut outputs = Outputs::new();
+    std::fs::create_dir_all(&je.dir).unwrap();
+    for (i, step) in job["steps"].as_vec().expect("steps").iter().enumerate() {
+        let with = env_of(&step["with"], ctx);
+        if let Some(uses) = step["uses"].as_str() {
+            let action = uses.split('@').next().unwrap();
+            match action {
+                "actions/checkout" => {}
+                "actions/upload-artifact" => artifacts.upload(
+                    &with["name"],
+                    &je.dir.join(&with["path"]),
+                    with.get("if-no-files-found").map(String::as_str) == Some("error"),
+                ),
+                "actions/download-artifact" => artifacts.download(&with, &je.dir),
+                "mikepenz/action-junit-report" => {
+                    let report = je.dir.join(&with["report_paths"]);
+                    let xml = std::fs::read_to_string(&report)
+                        .unwrap_or_else(|e| panic!("{}: {e}", report.display()));
+                    assert!(xml.contains("<testsuite"), "not a JUnit report: {xml}");
+                }
+                other => panic!("the workflow uses {other}, which this test does not know: teach it"),
+            }
+            continue;
+        }
+        let script = ctx.subst(step["run"].as_str().expect("a step has uses or run"));
+        let out_file = je.dir.join(format!(".github-output-{i}"));
+        std::fs::write(&out_file, "").unwrap();
+        let mut cmd = Command::new("/bin/bash");
+        if je.clear_env {
+            cmd.env_clear();
+        }
+        cmd.args(["--noprofile", "--norc", "-eo", "pipefail", "-c", &script])
+            .current_dir(&je.dir)
+            .envs(&je.env)
+            .envs(env_of(&step["env"], ctx))
+            .env("GITHUB_OUTPUT", &out_file);
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "step {i} failed ({}):\n{script}\n--- stdout\n{}\n--- stderr\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        if let Some(id) = step["id"].as_str() {
+            let text = std::fs::read_to_string(&out_file).unwrap();
+            let vals = text
+                .lines()
+                .filter_map(|l| l.split_once('='))
+                .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                .collect();
+            outputs.insert(id.to_owned(), vals);
+        }
+    }
+    outputs
+}
