@@ -1,9 +1,10 @@
 //! One process's context on one simulated card: its streams, memory, registered kernels, its
 //! op-execute timeout, its sticky error and the reset generation it was opened at.
 //!
-//! This file owns the per-process state and two rules about it: which code each call meets on a
-//! sticky context, and how a context notices that another process force-reset its card (the
-//! generation in the card file moved). It never counts launches or installs faults (the card file
+//! This file owns the per-process state and three rules about it: which code each call meets on a
+//! sticky context, when a poison left pending by `poison_after` turns sticky (at the next call
+//! that starts new work: [`starts_work`]), and how a context notices that another process
+//! force-reset its card (the generation in the card file moved). It never counts launches or installs faults (the card file
 //! and the driver do).
 
 use std::collections::HashMap;
@@ -57,6 +58,23 @@ pub fn sticky_code(call: DriverCall) -> Option<Code> {
     }
 }
 
+/// Whether `call` starts new work on a context (a stream, memory, a kernel, a launch, a register
+/// mapping): a poison left pending by `poison_after` turns sticky at such a call. The calls that
+/// finish a run (the AICPU task, syncs, copies back, frees) never raise it, so the run of the
+/// launch that armed it completes with correct output.
+pub fn starts_work(call: DriverCall) -> bool {
+    matches!(
+        call,
+        DriverCall::SetOpExecuteTimeout
+            | DriverCall::CreateStream
+            | DriverCall::Malloc
+            | DriverCall::RegisterKernel
+            | DriverCall::LaunchAicore
+            | DriverCall::HalResMap
+            | DriverCall::HalMemCtl
+    )
+}
+
 /// An I/O failure of the card file, as a driver call sees it.
 pub(crate) fn card_file_error(call: DriverCall, e: &super::error::SimError) -> DriverError {
     tracing::error!(%call, error = %e, "sim card file unusable");
@@ -71,6 +89,8 @@ pub(crate) struct Context {
     /// The reset generation this context last saw.
     pub(crate) generation: u64,
     pub(crate) sticky: Arc<StickyCell>,
+    /// A sticky error armed by `poison_after`, not yet reported (see [`starts_work`]).
+    pub(crate) pending_poison: Option<Code>,
     pub(crate) streams: HashMap<u64, Arc<StreamShared>>,
     pub(crate) memory: Memory,
     pub(crate) kernels: HashMap<u64, Registered>,
@@ -97,6 +117,7 @@ impl Context {
             file,
             generation: state.generation,
             sticky: Arc::new(StickyCell::default()),
+            pending_poison: None,
             streams: HashMap::new(),
             memory: Memory::new(memory),
             kernels: HashMap::new(),
@@ -129,6 +150,29 @@ impl Context {
         Err(DriverError::new(call, codes::RT_CONTEXT_RELEASE_ERROR))
     }
 
+    /// Arms `poison_after`: the context turns sticky with `code` at its next call that starts
+    /// new work.
+    pub(crate) fn arm_poison(&mut self, code: Code) {
+        self.pending_poison = Some(code);
+    }
+
+    /// Turns a pending poison sticky when `call` starts new work (or `always`: a reset reports
+    /// it).
+    pub(crate) fn raise_pending(&mut self, call: DriverCall, always: bool) {
+        if !(always || starts_work(call)) {
+            return;
+        }
+        if let Some(code) = self.pending_poison.take() {
+            tracing::warn!(
+                card = self.card,
+                %call,
+                %code,
+                "sim fault poison_after: the asynchronous exception is reported; the context is sticky"
+            );
+            self.sticky.poison(code);
+        }
+    }
+
     /// Fails `call` with its sticky code when the context is poisoned.
     pub(crate) fn refuse_if_sticky(&self, call: DriverCall) -> DriverResult<()> {
         match (self.sticky.get(), sticky_code(call)) {
@@ -149,8 +193,10 @@ impl Context {
     }
 
     /// Tears down streams (their pending work is dropped), memory and registrations (a soft or a
-    /// force reset); the next set-device is an init. The sticky error is not touched.
+    /// force reset); the next set-device is an init. The sticky error is not touched (a pending
+    /// `poison_after` is reported first: it turns sticky).
     pub(crate) fn teardown(&mut self) {
+        self.raise_pending(DriverCall::ResetDevice, true);
         self.torn_down = true;
         for stream in self.streams.values() {
             stream.cancel();
