@@ -126,6 +126,7 @@ fn lane_main(cli: &Cli, suite: Suite) -> ExitCode {
         platform: cli.platform.map_or(Platform::Sim, Into::into),
         device,
         test_hooks: cli.test_hooks,
+        health_check: cli.health_check,
     };
     let code = lane::main(cfg, suite);
     ExitCode::from(u8::try_from(code).unwrap_or(1))
@@ -274,6 +275,8 @@ fn lane_command(cli: &Cli, info: &PlatformInfo, faults: Option<&String>) -> Resu
         info.platform.name(),
         "--suite",
         cli.suite.name(),
+        "--health-check",
+        cli.health_check.name(),
     ]
     .iter()
     .map(OsString::from)

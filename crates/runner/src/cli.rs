@@ -129,6 +129,11 @@ pub struct Cli {
     #[arg(long, value_name = "SECS", value_parser = parse_secs)]
     pub init_timeout: Option<Duration>,
 
+    /// When a worker's card is checked after a case: each (after every case that touched the
+    /// device), on-failure (only after a failed attempt), off.
+    #[arg(long, value_enum, default_value = "each")]
+    pub health_check: crate::lane::HealthCheck,
+
     /// Fault plan for simulated cards (rules separated by ';', e.g. 'dev=1:op_timeout@3').
     #[arg(long, value_name = "PLAN")]
     pub faults: Option<String>,

@@ -24,7 +24,7 @@ use platform_common::{Code, DeviceId, DeviceLease, FailureClass};
 
 use super::card_thread::{CardThread, Closed};
 use super::escalate::{self, Remaining};
-use super::heal::{self, Escalation, Step};
+use super::heal::{self, Escalation, HealthCheck, Step};
 use super::hooks::{Hooks, Point};
 use super::input::{Input, Pending, EXIT_ORPHANED};
 use super::output::Marks;
@@ -59,6 +59,8 @@ pub struct Lane {
     started_classes: HashSet<String>,
     /// The class fixtures' host data built in this lane (once per class).
     pub(super) fixtures: HostFixtures,
+    /// `--health-check`: when a worker's card is checked after a case.
+    pub(super) health_check: HealthCheck,
 }
 
 impl std::fmt::Debug for Lane {
@@ -101,7 +103,14 @@ impl Lane {
             pending,
             started_classes: HashSet::new(),
             fixtures: HostFixtures::default(),
+            health_check: HealthCheck::default(),
         }
+    }
+
+    /// The same lane checking its workers' cards after cases as `mode` says.
+    pub fn with_health_check(mut self, mode: HealthCheck) -> Self {
+        self.health_check = mode;
+        self
     }
 
     /// The same lane holding the leases of further cards (for multi-card cases).

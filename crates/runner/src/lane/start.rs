@@ -27,6 +27,8 @@ pub struct LaneConfig {
     pub device: DeviceId,
     /// Whether the test-only hooks may be honoured ([`crate::protocol::TEST_HOOKS_FLAG`]).
     pub test_hooks: bool,
+    /// `--health-check`: when a worker's card is checked after a case.
+    pub health_check: super::HealthCheck,
 }
 
 /// Runs a lane to its end; returns the process's exit code.
@@ -90,6 +92,7 @@ pub fn main(cfg: LaneConfig, suite: Suite) -> i32 {
     session::Lane::new(env, lease, sink, suite, chan)
         .with_extra_cards(cfg.platform, extra)
         .with_hooks(hooks)
+        .with_health_check(cfg.health_check)
         .run()
 }
 
