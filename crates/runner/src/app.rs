@@ -206,6 +206,7 @@ fn dispatch_main(cli: &Cli, suite: &Suite) -> Result<ExitCode, String> {
         progress: !cli.no_progress,
         command,
         missing_kernels,
+        stack_tool_path: dispatch::default_stack_tool_path(),
     };
     let outcome = match dispatch::run(plan, suite) {
         Ok(o) => o,

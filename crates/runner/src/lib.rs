@@ -23,7 +23,8 @@
 //! - [`cli`], [`app`], [`platform`]: the suite binary's surface and the driver chosen at run time;
 //!   [`list`]: `--list`, plain or JSON Lines;
 //!   [`output`]: its own lines, safe on a closed pipe.
-//!   [`clock`]: the one monotonic clock of a run's events.
+//!   [`clock`]: the one monotonic clock of a run's events;
+//!   [`crumb`]: a lane's breadcrumb (what its card thread is doing), for a hung case's diagnosis.
 //!
 //! Design choices: lanes are executors and the dispatcher owns all state (nextest's shape); a lane
 //! gets whole classes per message and streams results back; classification comes from typed
@@ -34,6 +35,7 @@ pub mod bench_suite;
 pub mod case;
 pub mod cli;
 pub mod clock;
+pub mod crumb;
 pub mod dispatch;
 pub mod exec;
 pub mod kernels;

@@ -38,6 +38,9 @@ pub struct WorkerEnv {
     pub probe_kernel: Option<KernelBlob>,
     /// Where the runners' health events go.
     pub events: Option<HealthSubscriber>,
+    /// The lane's breadcrumb, when this is the lane's own card (its driver stamps it): a case
+    /// context tells it how many launches a case makes.
+    pub breadcrumb: Option<Arc<crate::crumb::Breadcrumb>>,
     /// Where the kernels are, for this platform and arch (default: the built-in host blobs).
     pub kernels: KernelRegistry,
     blobs: BlobCache,
@@ -54,6 +57,7 @@ impl WorkerEnv {
             timeouts,
             probe_kernel: None,
             events: None,
+            breadcrumb: None,
             kernels: KernelRegistry::builtin(arch),
             blobs: BlobCache::default(),
         }
@@ -70,6 +74,7 @@ impl WorkerEnv {
             timeouts: self.timeouts,
             probe_kernel: self.probe_kernel.clone(),
             events: self.events.clone(),
+            breadcrumb: None,
             kernels: self.kernels.clone(),
             blobs: BlobCache::default(),
         }

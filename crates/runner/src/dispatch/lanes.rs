@@ -98,6 +98,7 @@ impl Dispatcher {
             batches: VecDeque::new(),
             running: None,
             kill: None,
+            diag: None,
             heard: Instant::now(),
             closed_at: None,
             init_failed: Vec::new(),

@@ -19,12 +19,15 @@
 //!   its exit;
 //! - `capture`: a lane's output as the event loop keeps it per attempt;
 //! - `kill`: SIGTERM, grace, SIGKILL of a lane's process group;
+//! - `diagnose`: a hung case's diagnosis before its lane is ended (the lane's breadcrumb, the
+//!   native stacks); `stacks`: the stack tool (`eu-stack`, `gdb`), found and run bounded;
 //! - `live`: the live lanes' process groups, for the signal thread's last-resort kill;
 //! - `signals`: SIGINT / SIGTERM to the dispatcher, fed into the event loop (`on_interrupt`).
 //!
 //! It never runs a case itself.
 
 mod capture;
+mod diagnose;
 mod event_loop;
 mod kill;
 mod lane_proc;
@@ -41,6 +44,7 @@ mod run;
 mod signals;
 mod skip;
 mod spawn;
+mod stacks;
 mod state;
 mod work;
 
@@ -50,4 +54,5 @@ pub use leases::{take as take_leases, AutoCount, BadDeviceList, DeviceSpec, Take
 pub use policy::{BATCHES_IN_FLIGHT, KILL_GRACE, MAX_LANE_DEATHS};
 pub use run::{run, DispatchError, RunOutcome, RunPlan};
 pub use spawn::ENV_SPAWN_EAGAIN;
+pub use stacks::{default_search_path as default_stack_tool_path, ENV_STACK_TOOL_PATH, STACK_BOUND};
 pub use state::DispatchStats;

@@ -52,6 +52,9 @@ pub struct RunPlan {
     pub command: LaneCommand,
     /// The selected cases (by id) with a kernel that has no binary for the platform: skipped.
     pub missing_kernels: BTreeMap<String, MissingKernels>,
+    /// Where a hung case's stack tool (`eu-stack`, else `gdb`) is looked for (a `PATH`-like
+    /// list; default [`super::default_stack_tool_path`]). Empty: no stacks, the breadcrumb alone.
+    pub stack_tool_path: std::ffi::OsString,
 }
 
 /// A run that could not be started.
@@ -146,6 +149,7 @@ pub fn run(plan: RunPlan, suite: &Suite) -> Result<RunOutcome, DispatchError> {
         command: plan.command,
         sink_dir: sinks.as_ref().map(|d| d.path().to_owned()),
         close_timeout: close_timeout(&plan.platform),
+        stack_tool: super::stacks::find(&plan.stack_tool_path),
     };
     let dispatcher = Dispatcher::new(settings, work, plan.leases, reporter);
     let watch = match SignalWatch::start(

@@ -10,9 +10,11 @@ use std::time::{Duration, Instant};
 use platform_common::{DeviceId, DeviceLease};
 
 use super::capture::Capture;
+use super::diagnose::Diagnosis;
 use super::kill::Termination;
 use super::lane_proc::{LaneCommand, LaneProc};
 use super::policy::{LaneKind, LaneState, LaneTimes};
+use super::stacks::StackTool;
 use crate::sink::Sink;
 
 /// The dispatcher's settings for one run.
@@ -31,6 +33,8 @@ pub struct LoopSettings {
     pub sink_dir: Option<PathBuf>,
     /// How long closing lanes may take at the end before they are killed.
     pub close_timeout: Duration,
+    /// The stack tool a hung case's diagnosis runs (none found: the breadcrumb alone).
+    pub stack_tool: Option<StackTool>,
 }
 
 /// What the benchmark reads: the window from the first assignment to the last verdict.
@@ -87,6 +91,8 @@ pub(super) struct Lane {
     pub(super) batches: VecDeque<usize>,
     pub(super) running: Option<(usize, Instant)>,
     pub(super) kill: Option<Termination>,
+    /// The diagnosis of its hung case, before it is ended for the case's timeout.
+    pub(super) diag: Option<Diagnosis>,
     /// When the lane last sent a message, or (idle until then) was given work: the watchdog's
     /// base.
     pub(super) heard: Instant,
@@ -111,7 +117,7 @@ impl Lane {
             fresh: self.kind == LaneKind::Fresh,
             multi: self.kind == LaneKind::Multi,
             closing: self.closed_at.is_some(),
-            killing: self.kill.is_some(),
+            killing: self.kill.is_some() || self.diag.is_some(),
             batches: self.batches.len(),
             card_quarantined,
         }

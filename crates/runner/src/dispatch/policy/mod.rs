@@ -11,6 +11,7 @@
 //!   init timeouts in a row) and the multi-card phase's cards;
 //! - `watchdog`: the deadlines of a lane (case timeout, init timeout, watchdog, close) and how it
 //!   is ended;
+//! - `diagnosis`: how long a hung case's diagnosis may delay the end of its lane;
 //! - `handout`: which lane takes more work;
 //! - `spawn`: whether a failed lane spawn is tried again, and when.
 //!
@@ -19,6 +20,7 @@
 //! binary) is `dispatch::skip`.
 
 pub mod blame;
+pub mod diagnosis;
 pub mod handout;
 pub mod lane_exit;
 pub mod quarantine;
