@@ -1,8 +1,14 @@
 //! `cargo xtask bench dispatch`: the runner's own overhead. Builds the suite binary in release
-//! mode and runs its benchmark suite (2000 trivial cases in 20 classes of one runtime, bodies that
-//! do no device work) on 2 simulated cards, each in its own temporary sim root, lock directory and
-//! report directory. The last line is `dispatch: <N> cases/s, <M> us/case`, M being the wall time
-//! from the first assignment to the last verdict divided by the number of cases.
+//! mode and runs its benchmark suite on 2 simulated cards, each run in its own temporary sim root,
+//! lock directory and report directory:
+//!
+//! - the 2000 trivial cases (20 classes of one runtime, bodies that do no device work, so no
+//!   post-case health check runs): `dispatch: <N> cases/s, <M> us/case`, M being the wall time
+//!   from the first assignment to the last verdict divided by the number of cases;
+//! - the 200 small compute cases (`vector_add` of 64 elements), with the default
+//!   `--health-check each` and with `off`: `dispatch (health check each, compute cases): ...` and
+//!   `dispatch (health check off, compute cases): ...`; the difference of the two M is the check's
+//!   cost per case.
 
 use std::path::Path;
 use std::process::{Command, ExitCode};
@@ -28,8 +34,10 @@ pub struct Args {
 pub fn run(args: Args) -> ExitCode {
     match args.which {
         Which::Dispatch => match dispatch() {
-            Ok(line) => {
-                println!("{line}");
+            Ok(lines) => {
+                for line in lines {
+                    println!("{line}");
+                }
                 ExitCode::SUCCESS
             }
             Err(e) => {
@@ -40,17 +48,39 @@ pub fn run(args: Args) -> ExitCode {
     }
 }
 
-fn dispatch() -> Result<String, String> {
+/// The compute classes of the benchmark suite (`runner::bench_suite::COMPUTE_PREFIX`).
+const COMPUTE: &str = "BenchCompute";
+
+fn dispatch() -> Result<Vec<String>, String> {
     let exe = build_suite(true)?;
     let work = target_dir()
         .join("bench-dispatch")
         .join(std::process::id().to_string());
-    let result = run_in(&exe, &work);
+    let runs: [(&str, &[&str]); 3] = [
+        ("dispatch", &["--exclude", COMPUTE]),
+        (
+            "dispatch (health check each, compute cases)",
+            &["--case", COMPUTE, "--health-check", "each"],
+        ),
+        (
+            "dispatch (health check off, compute cases)",
+            &["--case", COMPUTE, "--health-check", "off"],
+        ),
+    ];
+    let mut lines = Vec::new();
+    for (i, (label, args)) in runs.iter().enumerate() {
+        let dir = work.join(i.to_string());
+        let result = run_in(&exe, &dir, args);
+        let _ = std::fs::remove_dir_all(&dir);
+        let (per_sec, per_case) = result?;
+        lines.push(format!("{label}: {per_sec:.0} cases/s, {per_case:.1} us/case"));
+    }
     let _ = std::fs::remove_dir_all(&work);
-    result
+    Ok(lines)
 }
 
-fn run_in(exe: &Path, work: &Path) -> Result<String, String> {
+/// One benchmark run with `args`: cases per second and µs per case.
+fn run_in(exe: &Path, work: &Path, args: &[&str]) -> Result<(f64, f64), String> {
     let dirs = ["sim", "locks", "report"].map(|d| work.join(d));
     for d in &dirs {
         std::fs::create_dir_all(d).map_err(|e| format!("cannot create {}: {e}", d.display()))?;
@@ -68,6 +98,7 @@ fn run_in(exe: &Path, work: &Path) -> Result<String, String> {
             "bench",
             "--no-progress",
         ])
+        .args(args)
         .arg("--report-dir")
         .arg(&dirs[2])
         .arg("--stats-out")
@@ -99,5 +130,5 @@ fn run_in(exe: &Path, work: &Path) -> Result<String, String> {
         .ok_or("stats have no window")?;
     let per_case = window_us as f64 / cases as f64;
     let per_sec = cases as f64 * 1e6 / window_us as f64;
-    Ok(format!("dispatch: {per_sec:.0} cases/s, {per_case:.1} us/case"))
+    Ok((per_sec, per_case))
 }

@@ -66,7 +66,7 @@ pub enum ListFormat {
 pub enum SuiteArg {
     /// The built-in suite.
     Builtin,
-    /// 2000 trivial cases in 20 classes of one runtime (`cargo xtask bench dispatch`).
+    /// 2000 trivial cases in 20 classes of one runtime, 200 compute cases apart (`cargo xtask bench dispatch`).
     Bench,
 }
 

@@ -69,6 +69,7 @@ fn with_each_the_case_that_poisoned_the_card_pays_and_no_other() {
             e.call.is_some() && e.code.is_some(),
             "{arch}: the failing call is named: {e:?}"
         );
+        assert!(e.post_case_check, "{arch}: typed as the check's finding: {e:?}");
         let h = health(&r, 0);
         assert!(
             h.contains(&"marked_unusable") && h.contains(&"force_reset") && h.contains(&"recovered"),
@@ -101,6 +102,7 @@ fn with_on_failure_the_next_case_on_the_card_is_blamed() {
         let e = case(&r, victim).attempts[0].error.clone().unwrap();
         assert_eq!(e.class, FailureClass::DeviceRuntime, "{arch}: {e:?}");
         assert!(!e.message.contains("health check"), "{arch}: {}", e.message);
+        assert!(!e.post_case_check, "{arch}: {e:?}");
     }
 }
 

@@ -31,6 +31,7 @@ pub fn apply(mode: HealthCheck, worker: &mut ChipWorker, raw: CaseRun) -> CaseRu
         Err(e) => {
             let mut error = run_error_report(&e, CHECK_FAILED);
             error.class = FailureClass::DeviceRuntime;
+            error.post_case_check = true;
             if let Some(before) = &raw.error {
                 error.message = format!("{}; the attempt had failed before it: {before}", error.message);
             }
