@@ -242,9 +242,9 @@ fn cards_out_of_range_and_calls_without_a_device_are_refused() {
 
 /// `poison_after@K`: the K-th case launch runs with correct output and every call of its run
 /// (the AICPU task, both syncs, the copy back, the frees) succeeds; the context is sticky
-/// afterwards, so the next call that starts new work fails (a stream, an allocation, a register
-/// mapping), as an asynchronous exception reported after the sync would. Internal launches never
-/// fire it.
+/// afterwards: the next call that starts new work fails with the AICPU exception (507018), as an
+/// asynchronous exception reported after the sync would, and every later one with the sticky
+/// codes (a stream, an allocation, a register mapping). Internal launches never fire it.
 #[test]
 fn poison_after_leaves_a_correct_run_and_a_sticky_context() {
     for arch in Arch::ALL {
@@ -270,10 +270,16 @@ fn poison_after_leaves_a_correct_run_and_a_sticky_context() {
             }
             assert_eq!(drv.sticky_error(0), None, "{arch}: nothing reported yet");
         }
+        // The first call that starts new work reports the asynchronous exception; the context is
+        // sticky from then on.
         let e = drv.create_stream().unwrap_err();
         assert_eq!(e.call, DriverCall::CreateStream, "{arch}");
-        assert_eq!(e.code, codes::RT_DRV_INTERNAL_ERROR, "{arch}: {e}");
+        assert_eq!(e.code, codes::RT_AICPU_EXCEPTION, "{arch}: {e}");
         assert_eq!(drv.sticky_error(0), Some(codes::RT_AICPU_EXCEPTION), "{arch}");
+        assert_eq!(
+            drv.create_stream().unwrap_err().code,
+            codes::RT_DRV_INTERNAL_ERROR
+        );
         assert_eq!(drv.malloc(64).unwrap_err().code, codes::RT_DRV_INTERNAL_ERROR);
         assert_eq!(
             drv.hal_res_map(0, 0).unwrap_err().code,

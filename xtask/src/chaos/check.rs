@@ -3,9 +3,7 @@
 //! This module owns the checks, as one pure function over the parsed report and what the run
 //! knows ([`Facts`]): the counts add up and match the cases; no selected case is lost; every case
 //! has an attempt unless skipped for a reason the plan explains; no attempt fails with a
-//! sticky-context code (except where the post-case health check found the card a case left
-//! poisoned: `post_case_check`, that case's own attempt) or is an `Unusable` refusal (either would
-//! be a cascade); no `result`
+//! sticky-context code or is an `Unusable` refusal (either would be a cascade); no `result`
 //! failure is retried; a final `failed` only for a wrong result (and no more of those than the
 //! plan's `corrupt` faults) or for a multi-card case after a quarantine; no final `timed_out` or
 //! `crashed`; the exit status is the verdicts'. The report is read as JSON values, not through the
@@ -183,11 +181,8 @@ pub fn check(report: &Value, facts: &Facts<'_>) -> Vec<Violation> {
             }
             if let Some(e) = a.get("error") {
                 let call = s(e, "call");
-                // The post-case health check meets the sticky context left by the case it blames
-                // (`poison_after`): that is the trigger's own attempt, not a cascade.
-                let by_check = e.get("post_case_check").and_then(Value::as_bool) == Some(true);
                 if let Some(code) = e.get("code").and_then(|c| reported_code(c, call)) {
-                    if is_sticky(code) && !by_check {
+                    if is_sticky(code) {
                         out.push(v(
                             "sticky-context code (cascade)",
                             format!(

@@ -177,22 +177,6 @@ fn each_invariant_is_broken_by_its_report() {
             exit: 0,
             broken: &["sticky-context code (cascade)"],
         },
-        // The post-case health check meeting the context a passing case left sticky
-        // (`poison_after`) is that case's own attempt: it holds.
-        Case {
-            report: report(
-                vec![flaky_after({
-                    let mut a =
-                        failed_attempt(10, "device_runtime", Some("aclrtCreateStream"), json!(507899));
-                    a["error"]["post_case_check"] = json!(true);
-                    a
-                })],
-                json!({"1": [poisoned(10, Some("A::x"), json!(507899))]}),
-            ),
-            plan: plan(&[("poison_after", 2)]),
-            exit: 0,
-            broken: &[],
-        },
         // A wrong result retried, and more wrong results than corrupt faults.
         Case {
             report: report(

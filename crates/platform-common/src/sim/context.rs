@@ -2,8 +2,8 @@
 //! op-execute timeout, its sticky error and the reset generation it was opened at.
 //!
 //! This file owns the per-process state and three rules about it: which code each call meets on a
-//! sticky context, when a poison left pending by `poison_after` turns sticky (at the next call
-//! that starts new work: [`starts_work`]), and how a context notices that another process
+//! sticky context, when a poison left pending by `poison_after` is reported (the next call that
+//! starts new work fails with it: [`starts_work`]) and turns sticky, and how a context notices that another process
 //! force-reset its card (the generation in the card file moved). It never counts launches or installs faults (the card file
 //! and the driver do).
 
@@ -59,7 +59,8 @@ pub fn sticky_code(call: DriverCall) -> Option<Code> {
 }
 
 /// Whether `call` starts new work on a context (a stream, memory, a kernel, a launch, a register
-/// mapping): a poison left pending by `poison_after` turns sticky at such a call. The calls that
+/// mapping): a poison left pending by `poison_after` is reported at such a call (it fails with
+/// the exception's code) and the context is sticky from then on. The calls that
 /// finish a run (the AICPU task, syncs, copies back, frees) never raise it, so the run of the
 /// launch that armed it completes with correct output.
 pub fn starts_work(call: DriverCall) -> bool {
@@ -156,20 +157,27 @@ impl Context {
         self.pending_poison = Some(code);
     }
 
-    /// Turns a pending poison sticky when `call` starts new work (or `always`: a reset reports
-    /// it).
-    pub(crate) fn raise_pending(&mut self, call: DriverCall, always: bool) {
-        if !(always || starts_work(call)) {
-            return;
+    /// Reports a pending poison when `call` starts new work: `call` fails with the asynchronous
+    /// exception's code and the context is sticky from then on (its later calls meet the sticky
+    /// codes). A teardown (`reset`: a soft or force reset) turns it sticky without a failure.
+    pub(crate) fn raise_pending(&mut self, call: DriverCall, reset: bool) -> DriverResult<()> {
+        if !(reset || starts_work(call)) {
+            return Ok(());
         }
-        if let Some(code) = self.pending_poison.take() {
-            tracing::warn!(
-                card = self.card,
-                %call,
-                %code,
-                "sim fault poison_after: the asynchronous exception is reported; the context is sticky"
-            );
-            self.sticky.poison(code);
+        let Some(code) = self.pending_poison.take() else {
+            return Ok(());
+        };
+        tracing::warn!(
+            card = self.card,
+            %call,
+            %code,
+            "sim fault poison_after: the asynchronous exception is reported; the context is sticky"
+        );
+        self.sticky.poison(code);
+        if reset {
+            Ok(())
+        } else {
+            Err(DriverError::new(call, code))
         }
     }
 
@@ -196,7 +204,7 @@ impl Context {
     /// force reset); the next set-device is an init. The sticky error is not touched (a pending
     /// `poison_after` is reported first: it turns sticky).
     pub(crate) fn teardown(&mut self) {
-        self.raise_pending(DriverCall::ResetDevice, true);
+        let _ = self.raise_pending(DriverCall::ResetDevice, true);
         self.torn_down = true;
         for stream in self.streams.values() {
             stream.cancel();

@@ -157,7 +157,7 @@ impl SimDriver {
         f: impl FnOnce(&mut Context) -> DriverResult<T>,
     ) -> DriverResult<T> {
         self.with_current(call, |ctx| {
-            ctx.raise_pending(call, false);
+            ctx.raise_pending(call, false)?;
             ctx.refuse_if_sticky(call)?;
             f(ctx)
         })
@@ -170,7 +170,7 @@ impl SimDriver {
         let mut inner = self.lock();
         if let Some(ctx) = inner.contexts.get_mut(&device) {
             ctx.check_generation(call)?;
-            ctx.raise_pending(call, false);
+            ctx.raise_pending(call, false)?;
             ctx.refuse_if_sticky(call)?;
         }
         Ok(())
@@ -474,7 +474,7 @@ impl Driver for SimDriver {
         let mut inner = self.lock();
         let ctx = current(&mut inner, self.scope, call)?;
         ctx.check_generation(call)?;
-        ctx.raise_pending(call, false);
+        ctx.raise_pending(call, false)?;
         ctx.refuse_if_sticky(call)?;
         let s = ctx.stream(call, stream)?;
         let Some(reg) = ctx.kernels.get(&kernel.0) else {

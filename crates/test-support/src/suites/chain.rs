@@ -214,7 +214,7 @@ pub fn golden_mismatch_never_marks_the_runner_unusable(t: &ArchUnderTest) {
 
 /// The post-case health check: on a healthy card it passes and moves no case-launch counter (its
 /// `noop` is internal); after `poison_after@1` (a case that passed, nothing of it failed) it fails
-/// where the sticky context is first met, marks the runner unusable through the fail-fast chain
+/// at its first call, which reports the asynchronous exception (507018), marks the runner unusable through the fail-fast chain
 /// (the next run is refused at the guard), and finalize's force reset recovers the card.
 pub fn health_check_catches_a_poison_left_by_a_passing_case(t: &ArchUnderTest) {
     let b = t.bench("");
@@ -240,7 +240,7 @@ pub fn health_check_catches_a_poison_left_by_a_passing_case(t: &ArchUnderTest) {
         e,
         RunError::Device(DriverError::new(
             DriverCall::CreateStream,
-            codes::RT_DRV_INTERNAL_ERROR
+            codes::RT_AICPU_EXCEPTION
         ))
     );
     assert!(runner.is_unusable());
