@@ -185,3 +185,29 @@ fn a_lane_that_cannot_answer_is_still_ended_and_its_attempt_says_so() {
         run.stdout
     );
 }
+
+/// A case of five launches stalled in its third: `launch 3 of 5`.
+#[test]
+fn a_case_of_several_launches_says_which_one_stalled() {
+    let sb = Sandbox::new();
+    let id = "MultiLaunch::noops_between";
+    let args = Sandbox::selection("0", &[id], &["--case-timeout", "1", "--faults", "dev=0:stall@3"]);
+    let out = sb
+        .command("a2a3", &args)
+        .env("ONBOARD_STACK_TOOL_PATH", "")
+        .output()
+        .unwrap();
+    let run = sb.finish(out);
+    let r = run.consistent_report(0);
+    assert_retried_once(&r, id, AttemptOutcome::TimedOut);
+    let d = first_diagnosis(&run, id);
+    assert_eq!(d.in_call, Some(DriverCall::LaunchAicore), "{d:?}");
+    assert_eq!((d.launch, d.launches), (Some(3), Some(5)), "{d:?}");
+    assert!(
+        d.summary()
+            .ends_with("in rtKernelLaunchWithHandleV2 (launch 3 of 5)"),
+        "{}",
+        d.summary()
+    );
+    assert!(run.stdout.contains("(launch 3 of 5)"), "{}", run.stdout);
+}
