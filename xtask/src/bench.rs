@@ -48,8 +48,8 @@ pub fn run(args: Args) -> ExitCode {
     }
 }
 
-/// The compute classes of the benchmark suite (`runner::bench_suite::COMPUTE_PREFIX`).
-const COMPUTE: &str = "BenchCompute";
+/// The compute classes of the benchmark suite (their tag, `runner::bench_suite::COMPUTE_TAG`).
+const COMPUTE: &str = "tag:bench_compute";
 
 fn dispatch() -> Result<Vec<String>, String> {
     let exe = build_suite(true)?;

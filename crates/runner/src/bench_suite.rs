@@ -4,8 +4,9 @@
 //! device, so the post-case health check runs after it), for the check's cost.
 //!
 //! This module owns that suite's shape only; it is selected with the suite binary's hidden
-//! `--suite bench` flag and never mixed with the built-in suite. The benchmark selects the trivial
-//! classes with `--exclude BenchCompute` and the compute ones with `--case BenchCompute`.
+//! `--suite bench` flag and never mixed with the built-in suite. The compute classes carry the tag
+//! [`COMPUTE_TAG`]: the benchmark selects the trivial classes with `--exclude tag:bench_compute`
+//! and the compute ones with `--case tag:bench_compute`.
 
 use crate::case::{CaseSpec, ClassSpec, Runtime, Suite};
 use crate::suite::reference::cases::vector_add_case;
@@ -14,8 +15,10 @@ use crate::suite::reference::cases::vector_add_case;
 pub const CLASSES: usize = 20;
 /// Cases per class.
 pub const CASES_PER_CLASS: usize = 100;
-/// The name every compute class of the benchmark suite starts with (a selector prefix).
+/// The name every compute class of the benchmark suite starts with.
 pub const COMPUTE_PREFIX: &str = "BenchCompute";
+/// The tag of the compute classes.
+pub const COMPUTE_TAG: &str = "bench_compute";
 /// Classes of compute cases.
 pub const COMPUTE_CLASSES: usize = 2;
 /// Compute cases per class.
@@ -33,13 +36,13 @@ pub fn suite() -> Suite {
     let compute_rt = Runtime::new("bench_compute");
     (0..COMPUTE_CLASSES).fold(trivial, |s, c| {
         s.class(
-            ClassSpec::pooled(format!("{COMPUTE_PREFIX}{c:02}"), compute_rt.clone()).cases(
-                (0..COMPUTE_CASES_PER_CLASS).map(|k| {
+            ClassSpec::pooled(format!("{COMPUTE_PREFIX}{c:02}"), compute_rt.clone())
+                .tags([COMPUTE_TAG])
+                .cases((0..COMPUTE_CASES_PER_CLASS).map(|k| {
                     CaseSpec::compute(format!("case{k:03}"), &["vector_add"], |_, seed| {
                         vector_add_case(64, 4, seed)
                     })
-                }),
-            ),
+                })),
         )
     })
 }
