@@ -2,9 +2,12 @@
 //! built in release mode, each run in a sandbox of its own (`bench_sandbox`).
 //!
 //! - `dispatch`: the runner's own overhead: its benchmark suite (2000 trivial cases in 20 classes
-//!   of one runtime, bodies that do no device work) on 2 simulated cards. The last line is
-//!   `dispatch: <N> cases/s, <M> us/case`, M being the wall time from the first assignment to the
-//!   last verdict divided by the number of cases.
+//!   of one runtime, bodies that do no device work, so no post-case health check runs) on 2
+//!   simulated cards: `dispatch: <N> cases/s, <M> us/case`, M being the wall time from the first
+//!   assignment to the last verdict divided by the number of cases; then its 200 small compute
+//!   cases (`vector_add` of 64 elements) with `--health-check each` and with `off`:
+//!   `dispatch (health check each, compute cases): ...` and `dispatch (health check off, compute
+//!   cases): ...` (the difference of the two M is the check's cost per case).
 //! - `recovery`: what a fault costs beyond its floor, and what process isolation costs
 //!   (`bench_recovery`).
 //! - `scale`: 100,000 trivial cases in 1,000 classes on 8 cards (`bench_scale`).
@@ -111,29 +114,48 @@ pub fn run(args: Args) -> ExitCode {
     }
 }
 
-/// The dispatch benchmark; prints its line to `out`.
+/// The compute classes of the benchmark suite (their tag, `runner::bench_suite::COMPUTE_TAG`).
+const COMPUTE: &str = "tag:bench_compute";
+
+/// The dispatch benchmark; prints its lines to `out`: the trivial cases, then the compute cases
+/// with the post-case health check `each` and `off`.
 pub fn dispatch(exe: &Path, out: &mut dyn std::io::Write) -> Result<(), String> {
-    let mut sandbox = Sandbox::new("dispatch")?;
-    let spec = RunSpec {
-        args: ["--arch", "a5", "--devices", "0,1", "--suite", "bench"]
+    let runs: [(&str, &[&str]); 3] = [
+        ("dispatch", &["--exclude", COMPUTE]),
+        (
+            "dispatch (health check each, compute cases)",
+            &["--case", COMPUTE, "--health-check", "each"],
+        ),
+        (
+            "dispatch (health check off, compute cases)",
+            &["--case", COMPUTE, "--health-check", "off"],
+        ),
+    ];
+    for (label, extra) in runs {
+        let mut sandbox = Sandbox::new("dispatch")?;
+        let mut args: Vec<String> = ["--arch", "a5", "--devices", "0,1", "--suite", "bench"]
             .map(str::to_owned)
-            .to_vec(),
-        cards: 2,
-        timeouts_ms: None,
-    };
-    let run = sandbox.run(exe, &spec)?;
-    let v = &run.stats;
-    let cases = v["cases"]
-        .as_u64()
-        .filter(|c| *c > 0)
-        .ok_or("stats name no case")?;
-    let window_us = v["window_us"]
-        .as_u64()
-        .filter(|w| *w > 0)
-        .ok_or("stats have no window")?;
-    let per_case = window_us as f64 / cases as f64;
-    let per_sec = cases as f64 * 1e6 / window_us as f64;
-    let _ = writeln!(out, "dispatch: {per_sec:.0} cases/s, {per_case:.1} us/case");
+            .to_vec();
+        args.extend(extra.iter().map(|a| (*a).to_owned()));
+        let spec = RunSpec {
+            args,
+            cards: 2,
+            timeouts_ms: None,
+        };
+        let run = sandbox.run(exe, &spec)?;
+        let v = &run.stats;
+        let cases = v["cases"]
+            .as_u64()
+            .filter(|c| *c > 0)
+            .ok_or("stats name no case")?;
+        let window_us = v["window_us"]
+            .as_u64()
+            .filter(|w| *w > 0)
+            .ok_or("stats have no window")?;
+        let per_case = window_us as f64 / cases as f64;
+        let per_sec = cases as f64 * 1e6 / window_us as f64;
+        let _ = writeln!(out, "{label}: {per_sec:.0} cases/s, {per_case:.1} us/case");
+    }
     Ok(())
 }
 
@@ -155,11 +177,14 @@ mod tests {
         let mut out = Vec::new();
         dispatch(&exe, &mut out).unwrap();
         let l = lines(&out);
-        assert_eq!(l.len(), 1, "{l:?}");
-        assert!(
-            l[0].starts_with("dispatch: ") && l[0].ends_with(" us/case"),
-            "{l:?}"
-        );
+        assert_eq!(l.len(), 3, "{l:?}");
+        for (line, start) in l.iter().zip([
+            "dispatch: ",
+            "dispatch (health check each, compute cases): ",
+            "dispatch (health check off, compute cases): ",
+        ]) {
+            assert!(line.starts_with(start) && line.ends_with(" us/case"), "{line}");
+        }
 
         let mut out = Vec::new();
         let s = bench_scale::Settings {

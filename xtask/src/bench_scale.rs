@@ -47,6 +47,9 @@ pub fn scale(
             &s.cases.to_string(),
             "--bench-classes",
             &s.classes.to_string(),
+            // The trivial cases only: the suite's compute classes are the health check's bench.
+            "--exclude",
+            "tag:bench_compute",
         ]
         .map(str::to_owned)
         .to_vec(),

@@ -1,6 +1,6 @@
 //! Launch rules of the simulated card: real kernels on AICore threads, op-timeout reaping with
 //! the arch's code, the AICPU task reporting its AICore work's failure, launch faults
-//! (`launch_fail`, `op_timeout`, `corrupt`), argument checks and card range.
+//! (`launch_fail`, `op_timeout`, `corrupt`, `poison_after`), argument checks and card range.
 
 #![cfg(feature = "sim")]
 
@@ -238,4 +238,52 @@ fn cards_out_of_range_and_calls_without_a_device_are_refused() {
     drv.set_device(3).unwrap();
     drv.malloc(64).unwrap();
     assert_eq!(drv.stats().calls, 5);
+}
+
+/// `poison_after@K`: the K-th case launch runs with correct output and every call of its run
+/// (the AICPU task, both syncs, the copy back, the frees) succeeds; the context is sticky
+/// afterwards: the next call that starts new work fails with the AICPU exception (507018), as an
+/// asynchronous exception reported after the sync would, and every later one with the sticky
+/// codes (a stream, an allocation, a register mapping). Internal launches never fire it.
+#[test]
+fn poison_after_leaves_a_correct_run_and_a_sticky_context() {
+    for arch in Arch::ALL {
+        let m = Machine::with_plan(arch, "dev=0:poison_after@2");
+        let drv = m.driver();
+        let s = Session::init(&drv, 0).unwrap();
+        let k = Session::register(&drv, "vector_add").unwrap();
+        let noop = Session::register(&drv, "noop").unwrap();
+        let n = 64;
+        // An internal launch does not count.
+        s.run(&drv, noop, 1, &[], LaunchOrigin::Internal).unwrap();
+        for launch in 1..=2 {
+            let (a, b, args) = vector_add_args(&drv, n);
+            s.run(&drv, k, 4, &args, LaunchOrigin::Case).unwrap();
+            let c = read_f32(&drv, args[2], n);
+            for i in 0..n {
+                assert_eq!(c[i], a[i] + b[i], "{arch}: launch {launch}, element {i}");
+            }
+            for arg in args {
+                if let KernelArg::Input(p) | KernelArg::Output(p) = arg {
+                    drv.free(p).unwrap();
+                }
+            }
+            assert_eq!(drv.sticky_error(0), None, "{arch}: nothing reported yet");
+        }
+        // The first call that starts new work reports the asynchronous exception; the context is
+        // sticky from then on.
+        let e = drv.create_stream().unwrap_err();
+        assert_eq!(e.call, DriverCall::CreateStream, "{arch}");
+        assert_eq!(e.code, codes::RT_AICPU_EXCEPTION, "{arch}: {e}");
+        assert_eq!(drv.sticky_error(0), Some(codes::RT_AICPU_EXCEPTION), "{arch}");
+        assert_eq!(
+            drv.create_stream().unwrap_err().code,
+            codes::RT_DRV_INTERNAL_ERROR
+        );
+        assert_eq!(drv.malloc(64).unwrap_err().code, codes::RT_DRV_INTERNAL_ERROR);
+        assert_eq!(
+            drv.hal_res_map(0, 0).unwrap_err().code,
+            codes::HAL_RES_MAP_REFUSED
+        );
+    }
 }

@@ -26,6 +26,11 @@ fn every_rule_parses_and_round_trips() {
         ("dev=4:crash@1", CardSel::One(4), Fault::Crash { at: 1 }),
         ("dev=5:stall@7", CardSel::One(5), Fault::Stall { at: 7 }),
         (
+            "dev=5:poison_after@3",
+            CardSel::One(5),
+            Fault::PoisonAfter { at: 3 },
+        ),
+        (
             "dev=6:drain=false_negative",
             CardSel::One(6),
             Fault::DrainFalseNegative,

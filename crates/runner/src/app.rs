@@ -164,6 +164,7 @@ fn lane_main(cli: &Cli, suite: Suite) -> ExitCode {
         device,
         test_hooks: cli.test_hooks,
         preflight: cli.preflight,
+        health_check: cli.health_check.unwrap_or_default(),
     };
     let code = lane::main(cfg, suite);
     ExitCode::from(u8::try_from(code).unwrap_or(1))
@@ -258,7 +259,7 @@ fn dispatch_main(cli: &Cli, suite: &Suite) -> Result<ExitCode, String> {
     };
     let devices: Vec<u32> = leases.iter().map(|l| l.card()).collect();
     start_platform_run(cli, &info, &devices, faults.as_ref())?;
-    let command = lane_command(cli, &info, faults.as_ref())?;
+    let command = lane_command(cli, &info, faults.as_ref(), s.health_check.value)?;
     let plan = RunPlan {
         arch: cli.arch,
         platform: info,
@@ -275,6 +276,7 @@ fn dispatch_main(cli: &Cli, suite: &Suite) -> Result<ExitCode, String> {
         command,
         missing_kernels,
         isolation: s.isolation.value.into(),
+        stack_tool_path: dispatch::default_stack_tool_path(),
     };
     let outcome = match dispatch::run(plan, suite) {
         Ok(o) => o,
@@ -361,7 +363,12 @@ fn start_platform_run(
     platform::start_run(info, cli.arch, devices, faults)
 }
 
-fn lane_command(cli: &Cli, info: &PlatformInfo, faults: Option<&String>) -> Result<LaneCommand, String> {
+fn lane_command(
+    cli: &Cli,
+    info: &PlatformInfo,
+    faults: Option<&String>,
+    health_check: crate::lane::HealthCheck,
+) -> Result<LaneCommand, String> {
     let exe =
         std::env::current_exe().map_err(|e| format!("cannot find this executable to start lanes: {e}"))?;
     let args: Vec<OsString> = [
@@ -371,6 +378,8 @@ fn lane_command(cli: &Cli, info: &PlatformInfo, faults: Option<&String>) -> Resu
         info.platform.name(),
         "--suite",
         cli.suite.name(),
+        "--health-check",
+        health_check.name(),
     ]
     .iter()
     .map(OsString::from)

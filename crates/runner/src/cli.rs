@@ -94,7 +94,8 @@ pub enum SuiteArg {
     /// The built-in suite.
     Builtin,
     /// Trivial cases in classes of one runtime (`cargo xtask bench dispatch`, `bench scale`;
-    /// sized by `--bench-cases` and `--bench-classes`).
+    /// sized by `--bench-cases` and `--bench-classes`), and 200 compute cases apart (tagged
+    /// `bench_compute`).
     Bench,
 }
 
@@ -172,6 +173,11 @@ pub struct Cli {
     /// the newest run of the arch (latest); the other selectors filter further.
     #[arg(long, value_name = "DIR|latest")]
     pub rerun_failed: Option<PathBuf>,
+
+    /// When a worker's card is checked after a case: each (after every case that touched the
+    /// device; the default), on-failure (only after a failed attempt), off.
+    #[arg(long, value_enum)]
+    pub health_check: Option<crate::lane::HealthCheck>,
 
     /// Fault plan for simulated cards (rules separated by ';', e.g. 'dev=1:op_timeout@3').
     #[arg(long, value_name = "PLAN")]

@@ -25,7 +25,8 @@
 //!   [`list`]: `--list`, plain or JSON Lines;
 //!   [`archive`]: suite archives for card hosts (`--archive FILE`, `cargo xtask archive`);
 //!   [`output`]: its own lines, safe on a closed pipe.
-//!   [`clock`]: the one monotonic clock of a run's events.
+//!   [`clock`]: the one monotonic clock of a run's events;
+//!   [`crumb`]: a lane's breadcrumb (what its card thread is doing), for a hung case's diagnosis.
 //!
 //! Design choices: lanes are executors and the dispatcher owns all state (nextest's shape); a lane
 //! gets whole classes per message and streams results back; classification comes from typed
@@ -38,6 +39,7 @@ pub mod case;
 pub mod cli;
 pub mod clock;
 pub mod config;
+pub mod crumb;
 pub mod dispatch;
 pub mod exec;
 pub mod kernels;

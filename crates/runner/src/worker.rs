@@ -38,6 +38,9 @@ pub struct WorkerEnv {
     pub probe_kernel: Option<KernelBlob>,
     /// Where the runners' health events go.
     pub events: Option<HealthSubscriber>,
+    /// The lane's breadcrumb, when this is the lane's own card (its driver stamps it): a case
+    /// context tells it how many launches a case makes.
+    pub breadcrumb: Option<Arc<crate::crumb::Breadcrumb>>,
     /// Where the kernels are, for this platform and arch (default: the built-in host blobs).
     pub kernels: KernelRegistry,
     blobs: BlobCache,
@@ -54,6 +57,7 @@ impl WorkerEnv {
             timeouts,
             probe_kernel: None,
             events: None,
+            breadcrumb: None,
             kernels: KernelRegistry::builtin(arch),
             blobs: BlobCache::default(),
         }
@@ -70,6 +74,7 @@ impl WorkerEnv {
             timeouts: self.timeouts,
             probe_kernel: self.probe_kernel.clone(),
             events: self.events.clone(),
+            breadcrumb: None,
             kernels: self.kernels.clone(),
             blobs: BlobCache::default(),
         }
@@ -156,6 +161,10 @@ pub struct ChipWorker {
     runner: Box<dyn runner_base::DeviceRunner>,
     registered: HashSet<String>,
     fixtures: HashMap<String, DeviceFixture>,
+    /// Whether anything reached the device since [`ChipWorker::take_touched`] last looked (a
+    /// run, a registration, a buffer operation): the lane's post-case health check runs only
+    /// after a case that touched the device.
+    touched: bool,
 }
 
 impl ChipWorker {
@@ -176,6 +185,7 @@ impl ChipWorker {
             runner,
             registered: HashSet::new(),
             fixtures: HashMap::new(),
+            touched: false,
         })
     }
 
@@ -206,21 +216,25 @@ impl ChipWorker {
 
     /// Allocates a device buffer that belongs to this worker.
     pub fn alloc_buffer(&mut self, bytes: usize) -> Result<BufferId, RunError> {
+        self.touched = true;
         self.runner.alloc_buffer(bytes)
     }
 
     /// Frees a buffer of this worker.
     pub fn free_buffer(&mut self, id: BufferId) -> Result<(), RunError> {
+        self.touched = true;
         self.runner.free_buffer(id)
     }
 
     /// Copies `bytes` into a buffer of this worker at `offset`.
     pub fn write_buffer(&mut self, id: BufferId, offset: usize, bytes: &[u8]) -> Result<(), RunError> {
+        self.touched = true;
         self.runner.write_buffer(id, offset, bytes)
     }
 
     /// Copies `len` bytes of a buffer of this worker from `offset`.
     pub fn read_buffer(&mut self, id: BufferId, offset: usize, len: usize) -> Result<Vec<u8>, RunError> {
+        self.touched = true;
         self.runner.read_buffer(id, offset, len)
     }
 
@@ -249,6 +263,7 @@ impl ChipWorker {
                 name: name.clone(),
                 source,
             })?;
+            self.touched = true;
             self.runner
                 .register_kernel(&blob)
                 .map_err(|source| KernelSetupError::Register {
@@ -262,7 +277,19 @@ impl ChipWorker {
 
     /// Runs one request.
     pub fn run(&mut self, req: &RunRequest) -> Result<RunOutput, RunError> {
+        self.touched = true;
         self.runner.run(req)
+    }
+
+    /// Whether anything reached the device since the last call (and forgets it).
+    pub fn take_touched(&mut self) -> bool {
+        std::mem::take(&mut self.touched)
+    }
+
+    /// The post-case health check of the worker's card ([`runner_base::DeviceRunner::health_check`]):
+    /// a failed check marks the runner unusable.
+    pub fn health_check(&mut self) -> Result<(), RunError> {
+        self.runner.health_check()
     }
 
     /// Closes the worker: finalize, which force-resets the card when the runner is unusable.

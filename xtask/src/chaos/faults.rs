@@ -3,9 +3,8 @@
 //! This module owns the table [`FAULTS`]: how each fault is written, what it does to a run (which
 //! the plan generator needs to keep one card able to finish, to size `--retries`, and to guess the
 //! run's length) and the codes `launch_fail` may carry. Adding a fault to the sim's grammar is one
-//! line here (issue 9's `poison_after@K` would be
-//! `fault("poison_after", Form::At, Effect::FailsAttempt, 200)`). It never draws a plan (see
-//! `plan`).
+//! line here (as `poison_after@K` was: the post-case health check makes it the hit case's failed
+//! attempt). It never draws a plan (see `plan`).
 
 /// How a fault is written in a plan rule (after `dev=N:`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,8 +81,10 @@ const RESETS: &[(u64, u64)] = &[(1, 4)];
 /// the watchdog must not blame on a case: issue 8 item 3).
 const INIT_DELAYS: &[(u64, u64)] = &[(20, 300), (20, 300), (20, 300), (5_500, 8_000)];
 
-/// A `stall` costs the case timeout, the 2 s grace before SIGKILL, and the replacement lane.
-const STALL_MS: u64 = CASE_TIMEOUT_S * 1000 + 2_500;
+/// A `stall` costs the case timeout, its diagnosis (the breadcrumb, and the native stacks where
+/// a stack tool is installed: at most 5.5 s), the 2 s grace before SIGKILL, and the replacement
+/// lane.
+const STALL_MS: u64 = CASE_TIMEOUT_S * 1000 + 5_500 + 2_500;
 
 /// Every fault of DESIGN section 4, one line each.
 #[rustfmt::skip]
@@ -93,6 +94,7 @@ pub const FAULTS: &[FaultKind] = &[
     fault("corrupt",          Form::At,                      Effect::WrongResult,   0),
     fault("crash",            Form::At,                      Effect::KillsLane,     500),
     fault("stall",            Form::At,                      Effect::KillsLane,     STALL_MS),
+    fault("poison_after",     Form::At,                      Effect::FailsAttempt,  200),
     fault("drain",            Form::Value("false_negative"), Effect::Drain,         0),
     fault("force_reset_fail", Form::Count(RESETS),           Effect::ResetAttempts, 1_000),
     fault("probe_fail",       Form::Count(RESETS),           Effect::ResetAttempts, 1_000),
@@ -131,6 +133,7 @@ mod tests {
             "corrupt",
             "crash",
             "stall",
+            "poison_after",
             "drain",
             "force_reset_fail",
             "probe_fail",

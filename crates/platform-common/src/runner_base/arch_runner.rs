@@ -172,6 +172,10 @@ impl<R: ArchRegisters> DeviceRunner for ArchRunner<R> {
         self.base.read_buffer(id, offset, len)
     }
 
+    fn health_check(&mut self) -> Result<(), RunError> {
+        self.base.health_check()
+    }
+
     fn is_unusable(&self) -> bool {
         self.base.is_unusable()
     }

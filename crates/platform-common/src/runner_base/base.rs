@@ -58,6 +58,8 @@ pub struct DeviceRunnerBase {
     pub(super) buffers: Buffers,
     pub(super) kernels: HashMap<String, RegisteredKernel>,
     pub(super) health: Health,
+    /// The probe kernel as the post-case health check registered it (once per runner).
+    pub(super) health_kernel: Option<KernelHandle>,
     /// Set once finalize (or drop) has torn the runner down.
     pub(super) finished: bool,
 }
@@ -129,6 +131,7 @@ impl DeviceRunnerBase {
             buffers: Buffers::new(),
             kernels: HashMap::new(),
             health,
+            health_kernel: None,
             finished: false,
         })
     }

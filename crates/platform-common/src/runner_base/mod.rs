@@ -9,6 +9,7 @@
 //! - `fail_fast`: step 1 of the chain: the guard and `recover_device_or_mark_unusable`.
 //! - `teardown`: `finalize_common` (healthy) and the fatal teardown (abandon handles).
 //! - `reset` and `probe`: step 2: force-reset attempts, each checked by a probe.
+//! - `health_check`: the post-case health check (the probe's work in place, behind the guard).
 //! - `finalize`: which teardown, the lease check, the report.
 //! - `runner`: the `DeviceRunner` trait the runner crate sees.
 //! - `arch_runner`: `ArchRunner`, the one implementation of it, with the arch's part
@@ -31,6 +32,7 @@ mod errors;
 mod execute;
 mod fail_fast;
 mod finalize;
+mod health_check;
 mod probe;
 mod raw_worker;
 mod request;

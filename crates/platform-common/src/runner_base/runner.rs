@@ -30,6 +30,8 @@ use super::request::{RunOutput, RunRequest};
 ///   (freed, or a closed runner's) is [`RunError::Usage`] with no driver call, and a driver error
 ///   marks the runner unusable. A buffer passes to runs as [`RunArg::BufferIn`] /
 ///   [`RunArg::BufferOut`](super::RunArg) and stays allocated until freed or finalize.
+/// - [`DeviceRunner::health_check`] follows the same rules as a run: a failed check marks the
+///   runner unusable.
 /// - [`DeviceRunner::finalize`] ends the runner. It needs the card's lease; on an unusable
 ///   runner it force-resets the card and returns every attempt, or a typed error holding them.
 pub trait DeviceRunner: Send + fmt::Debug {
@@ -59,6 +61,12 @@ pub trait DeviceRunner: Send + fmt::Debug {
 
     /// Copies `len` bytes of buffer `id` from byte `offset` on back to the host.
     fn read_buffer(&mut self, id: BufferId, offset: usize, len: usize) -> Result<Vec<u8>, RunError>;
+
+    /// The post-case health check of the card, in place: a stream, a 64-byte allocation and,
+    /// when a probe kernel is configured, one internal launch of it. Admitted by the guard (an
+    /// unusable runner is refused with no driver call); a driver error marks the runner unusable
+    /// and is [`RunError::Device`].
+    fn health_check(&mut self) -> Result<(), RunError>;
 
     /// Whether runs are refused (the runner is marked unusable).
     fn is_unusable(&self) -> bool;

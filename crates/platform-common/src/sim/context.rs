@@ -1,9 +1,10 @@
 //! One process's context on one simulated card: its streams, memory, registered kernels, its
 //! op-execute timeout, its sticky error and the reset generation it was opened at.
 //!
-//! This file owns the per-process state and two rules about it: which code each call meets on a
-//! sticky context, and how a context notices that another process force-reset its card (the
-//! generation in the card file moved). It never counts launches or installs faults (the card file
+//! This file owns the per-process state and three rules about it: which code each call meets on a
+//! sticky context, when a poison left pending by `poison_after` is reported (the next call that
+//! starts new work fails with it: [`starts_work`]) and turns sticky, and how a context notices that another process
+//! force-reset its card (the generation in the card file moved). It never counts launches or installs faults (the card file
 //! and the driver do).
 
 use std::collections::HashMap;
@@ -57,6 +58,24 @@ pub fn sticky_code(call: DriverCall) -> Option<Code> {
     }
 }
 
+/// Whether `call` starts new work on a context (a stream, memory, a kernel, a launch, a register
+/// mapping): a poison left pending by `poison_after` is reported at such a call (it fails with
+/// the exception's code) and the context is sticky from then on. The calls that
+/// finish a run (the AICPU task, syncs, copies back, frees) never raise it, so the run of the
+/// launch that armed it completes with correct output.
+pub fn starts_work(call: DriverCall) -> bool {
+    matches!(
+        call,
+        DriverCall::SetOpExecuteTimeout
+            | DriverCall::CreateStream
+            | DriverCall::Malloc
+            | DriverCall::RegisterKernel
+            | DriverCall::LaunchAicore
+            | DriverCall::HalResMap
+            | DriverCall::HalMemCtl
+    )
+}
+
 /// An I/O failure of the card file, as a driver call sees it.
 pub(crate) fn card_file_error(call: DriverCall, e: &super::error::SimError) -> DriverError {
     tracing::error!(%call, error = %e, "sim card file unusable");
@@ -71,6 +90,8 @@ pub(crate) struct Context {
     /// The reset generation this context last saw.
     pub(crate) generation: u64,
     pub(crate) sticky: Arc<StickyCell>,
+    /// A sticky error armed by `poison_after`, not yet reported (see [`starts_work`]).
+    pub(crate) pending_poison: Option<Code>,
     pub(crate) streams: HashMap<u64, Arc<StreamShared>>,
     pub(crate) memory: Memory,
     pub(crate) kernels: HashMap<u64, Registered>,
@@ -97,6 +118,7 @@ impl Context {
             file,
             generation: state.generation,
             sticky: Arc::new(StickyCell::default()),
+            pending_poison: None,
             streams: HashMap::new(),
             memory: Memory::new(memory),
             kernels: HashMap::new(),
@@ -129,6 +151,36 @@ impl Context {
         Err(DriverError::new(call, codes::RT_CONTEXT_RELEASE_ERROR))
     }
 
+    /// Arms `poison_after`: the context turns sticky with `code` at its next call that starts
+    /// new work.
+    pub(crate) fn arm_poison(&mut self, code: Code) {
+        self.pending_poison = Some(code);
+    }
+
+    /// Reports a pending poison when `call` starts new work: `call` fails with the asynchronous
+    /// exception's code and the context is sticky from then on (its later calls meet the sticky
+    /// codes). A teardown (`reset`: a soft or force reset) turns it sticky without a failure.
+    pub(crate) fn raise_pending(&mut self, call: DriverCall, reset: bool) -> DriverResult<()> {
+        if !(reset || starts_work(call)) {
+            return Ok(());
+        }
+        let Some(code) = self.pending_poison.take() else {
+            return Ok(());
+        };
+        tracing::warn!(
+            card = self.card,
+            %call,
+            %code,
+            "sim fault poison_after: the asynchronous exception is reported; the context is sticky"
+        );
+        self.sticky.poison(code);
+        if reset {
+            Ok(())
+        } else {
+            Err(DriverError::new(call, code))
+        }
+    }
+
     /// Fails `call` with its sticky code when the context is poisoned.
     pub(crate) fn refuse_if_sticky(&self, call: DriverCall) -> DriverResult<()> {
         match (self.sticky.get(), sticky_code(call)) {
@@ -149,8 +201,10 @@ impl Context {
     }
 
     /// Tears down streams (their pending work is dropped), memory and registrations (a soft or a
-    /// force reset); the next set-device is an init. The sticky error is not touched.
+    /// force reset); the next set-device is an init. The sticky error is not touched (a pending
+    /// `poison_after` is reported first: it turns sticky).
     pub(crate) fn teardown(&mut self) {
+        let _ = self.raise_pending(DriverCall::ResetDevice, true);
         self.torn_down = true;
         for stream in self.streams.values() {
             stream.cancel();

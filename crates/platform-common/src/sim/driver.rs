@@ -3,8 +3,8 @@
 //! This file owns the rules of each driver call: which card and context a call acts on, what it
 //! checks first (range, another process's force reset, the sticky error), and when a fault of the
 //! plan fires (launch counting, force-reset and probe counting, `dead`, `init_delay_ms` at an
-//! init only,
-//! `drain=false_negative`). Streams run ops (`stream.rs`), AICore threads run kernels
+//! init only, `drain=false_negative`, and `poison_after` armed at its launch and raised at the
+//! context's next call that starts new work). Streams run ops (`stream.rs`), AICore threads run kernels
 //! (`aicore.rs`), card files hold what processes share (`card_file.rs`). No driver lock is held
 //! while a call waits (sync, drain, init delay, stall).
 
@@ -18,7 +18,7 @@ use super::aicore::{AicoreOp, OpMode};
 use super::card_file::CardFile;
 use super::config::SimConfig;
 use super::context::{card_file_error, Context, Registered};
-use super::host_faults::{crash_now, stall_forever};
+use super::host_faults::{crash_now, sim_stall_forever};
 use super::launch::{count_launch, fate, resolve_args, Fate};
 use super::memory::DeviceBuffer;
 use super::plan::Fault;
@@ -157,6 +157,7 @@ impl SimDriver {
         f: impl FnOnce(&mut Context) -> DriverResult<T>,
     ) -> DriverResult<T> {
         self.with_current(call, |ctx| {
+            ctx.raise_pending(call, false)?;
             ctx.refuse_if_sticky(call)?;
             f(ctx)
         })
@@ -169,6 +170,7 @@ impl SimDriver {
         let mut inner = self.lock();
         if let Some(ctx) = inner.contexts.get_mut(&device) {
             ctx.check_generation(call)?;
+            ctx.raise_pending(call, false)?;
             ctx.refuse_if_sticky(call)?;
         }
         Ok(())
@@ -472,6 +474,7 @@ impl Driver for SimDriver {
         let mut inner = self.lock();
         let ctx = current(&mut inner, self.scope, call)?;
         ctx.check_generation(call)?;
+        ctx.raise_pending(call, false)?;
         ctx.refuse_if_sticky(call)?;
         let s = ctx.stream(call, stream)?;
         let Some(reg) = ctx.kernels.get(&kernel.0) else {
@@ -503,13 +506,23 @@ impl Driver for SimDriver {
                 ctx.sticky.poison(code);
                 return fail(call, code);
             }
+            Fate::QueueThenPoison => {
+                tracing::warn!(
+                    card,
+                    launch = k,
+                    kernel = %blob.meta().name,
+                    "sim fault poison_after fires: the launch runs; the context turns sticky after it"
+                );
+                ctx.arm_poison(codes::RT_AICPU_EXCEPTION);
+                OpMode::Normal
+            }
             Fate::Crash => {
                 drop(inner);
                 crash_now(card, k)
             }
             Fate::Stall => {
                 drop(inner);
-                stall_forever(card, k)
+                sim_stall_forever(card, k)
             }
         };
         tracing::trace!(card, kernel = %blob.meta().name, block_dim, ?origin, "aicore launch queued");

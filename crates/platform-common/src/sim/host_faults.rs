@@ -31,7 +31,10 @@ pub(crate) fn crash_now(card: DeviceId, launch: u64) -> ! {
 }
 
 /// `stall@K`: the calling host thread blocks forever inside the launch, with no device error.
-pub(crate) fn stall_forever(card: DeviceId, launch: u64) -> ! {
+/// Never inlined, and named for what it is, so a native stack dump of a hung lane shows the frame
+/// (`sim_stall_forever`) under the driver call it stalled in.
+#[inline(never)]
+pub(crate) fn sim_stall_forever(card: DeviceId, launch: u64) -> ! {
     tracing::warn!(
         card,
         launch,

@@ -92,6 +92,9 @@ pub(crate) enum Fate {
     Crash,
     /// The calling thread blocks forever (`stall`).
     Stall,
+    /// Queued and run normally; the context turns sticky at its next call that starts new work
+    /// (`poison_after`).
+    QueueThenPoison,
 }
 
 /// The fate of a launch at which `fault` (if any) fires.
@@ -103,6 +106,7 @@ pub(crate) fn fate(fault: Option<Fault>) -> Fate {
         Some(Fault::Corrupt { .. }) => Fate::Queue(OpMode::Corrupt),
         Some(Fault::Crash { .. }) => Fate::Crash,
         Some(Fault::Stall { .. }) => Fate::Stall,
+        Some(Fault::PoisonAfter { .. }) => Fate::QueueThenPoison,
         Some(setting) => {
             tracing::error!(fault = %setting, "a setting fired as a launch fault; ignored");
             Fate::Queue(OpMode::Normal)

@@ -83,6 +83,13 @@ pub enum Fault {
         /// Case launch number, from 1.
         at: u64,
     },
+    /// `poison_after@K`: the K-th case launch runs and its output is correct, and nothing in its
+    /// own run fails; the context is left sticky afterwards (an asynchronous AICPU exception
+    /// reported after the sync): the next call on the context that starts new work fails.
+    PoisonAfter {
+        /// Case launch number, from 1.
+        at: u64,
+    },
     /// `drain=false_negative`: the bounded device drain returns success on a poisoned context.
     DrainFalseNegative,
     /// `force_reset_fail=K`: the first K force resets on the card fail.
@@ -114,7 +121,8 @@ impl Fault {
             | Fault::OpTimeout { at }
             | Fault::Corrupt { at }
             | Fault::Crash { at }
-            | Fault::Stall { at } => Some(at),
+            | Fault::Stall { at }
+            | Fault::PoisonAfter { at } => Some(at),
             _ => None,
         }
     }
@@ -127,6 +135,7 @@ impl Fault {
             Fault::Corrupt { .. } => "corrupt",
             Fault::Crash { .. } => "crash",
             Fault::Stall { .. } => "stall",
+            Fault::PoisonAfter { .. } => "poison_after",
             Fault::DrainFalseNegative => "drain",
             Fault::ForceResetFail { .. } => "force_reset_fail",
             Fault::ProbeFail { .. } => "probe_fail",
@@ -150,6 +159,7 @@ impl fmt::Display for Fault {
             Fault::Corrupt { at } => write!(f, "corrupt@{at}"),
             Fault::Crash { at } => write!(f, "crash@{at}"),
             Fault::Stall { at } => write!(f, "stall@{at}"),
+            Fault::PoisonAfter { at } => write!(f, "poison_after@{at}"),
             Fault::DrainFalseNegative => f.write_str("drain=false_negative"),
             Fault::ForceResetFail { count } => write!(f, "force_reset_fail={count}"),
             Fault::ProbeFail { count } => write!(f, "probe_fail={count}"),

@@ -3,7 +3,7 @@
 //!
 //! Grammar: rules separated by `;` (empty rules and surrounding whitespace are tolerated), each
 //! `dev=N:FAULT` or `dev=*:FAULT`, where FAULT is one of `launch_fail@K[=CODE]`, `op_timeout@K`,
-//! `corrupt@K`, `crash@K`, `stall@K`, `drain=false_negative`, `force_reset_fail=K`,
+//! `corrupt@K`, `crash@K`, `stall@K`, `poison_after@K`, `drain=false_negative`, `force_reset_fail=K`,
 //! `probe_fail=K`, `dead`, `init_delay_ms=K`. K is a whole number from 1. A card may carry any
 //! number of rules, but two launch faults may not fire at the same launch of a card and a setting
 //! may not be given twice for a card.
@@ -115,6 +115,9 @@ fn parse_fault(text: &str) -> Result<Fault, PlanErrorKind> {
         }),
         "crash" => Ok(Fault::Crash { at: launch("crash")? }),
         "stall" => Ok(Fault::Stall { at: launch("stall")? }),
+        "poison_after" => Ok(Fault::PoisonAfter {
+            at: launch("poison_after")?,
+        }),
         "drain" => match eq.map(str::trim) {
             Some("false_negative") => Ok(Fault::DrainFalseNegative),
             Some(v) => Err(PlanErrorKind::BadDrainMode { value: v.to_owned() }),
@@ -148,6 +151,7 @@ fn at_form(fault: &str) -> &'static str {
         "op_timeout" => "op_timeout@K",
         "corrupt" => "corrupt@K",
         "crash" => "crash@K",
+        "poison_after" => "poison_after@K",
         _ => "stall@K",
     }
 }

@@ -25,6 +25,7 @@ use crate::cli::{
     DEFAULT_INIT_TIMEOUT,
 };
 use crate::dispatch::DeviceSpec;
+use crate::lane::HealthCheck;
 
 /// Where a resolved setting came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -258,6 +259,7 @@ run_settings! {
     case_timeout: Duration = DEFAULT_CASE_TIMEOUT, "300 s", "case-timeout", "CARDGUARD_CASE_TIMEOUT", Secs, parse_secs, show_secs;
     init_timeout: Duration = DEFAULT_INIT_TIMEOUT, "120 s", "init-timeout", "CARDGUARD_INIT_TIMEOUT", Secs, parse_secs, show_secs;
     wait_for_cards: Duration = Duration::ZERO, "0 s", "wait-for-cards", "CARDGUARD_WAIT_FOR_CARDS", Secs, parse_wait, show_secs;
+    health_check: HealthCheck = HealthCheck::Each, "each", "health-check", "CARDGUARD_HEALTH_CHECK", Text, parse_enum::<HealthCheck>, show_enum;
     isolation: IsolationArg = IsolationArg::Pool, "pool", "isolation", "CARDGUARD_ISOLATION", Text, parse_enum::<IsolationArg>, show_enum;
     faults: Option<String> = None, "none", "faults", "ONBOARD_SIM_FAULTS", Text, parse_text, show_display;
     report_dir: Option<PathBuf> = None, "target/onboard/<arch>/<run-id>", "report-dir", "CARDGUARD_REPORT_DIR", Text, parse_path, show_path;

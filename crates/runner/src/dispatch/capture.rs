@@ -9,10 +9,13 @@
 //! a silence outside a case, and is logged line by line by the dispatcher, around the progress
 //! bars: stderr at `warn` (a lane's own warnings go there), stdout at `info`.
 //!
+//! The diagnosis of a running attempt the dispatcher ends for its timeout is kept here too, and
+//! goes with that attempt's output.
+//!
 //! This file owns the buffers. It never reads a pipe and never logs (the event loop does, with
 //! the lane's card and pid).
 
-use crate::report::model::{AttemptOutput, CAPTURE_LIMIT};
+use crate::report::model::{AttemptOutput, Diagnostics, CAPTURE_LIMIT};
 
 /// The longest line logged at once: a longer run of bytes without a newline is logged in pieces.
 const LOG_LINE_LIMIT: usize = 4096;
@@ -85,9 +88,16 @@ pub struct Capture {
     stderr: Tail,
     line_out: Vec<u8>,
     line_err: Vec<u8>,
+    /// The diagnosis of the running attempt, taken before the lane was ended for its timeout.
+    diagnostics: Option<Diagnostics>,
 }
 
 impl Capture {
+    /// Keeps the diagnosis of the running attempt (it goes with the attempt's output).
+    pub fn set_diagnostics(&mut self, d: Diagnostics) {
+        self.diagnostics = Some(d);
+    }
+
     /// Records output. `outside` (no case running): its complete lines are returned, to be
     /// logged.
     pub fn push(&mut self, stream: Stream, bytes: &[u8], outside: bool) -> Vec<String> {
@@ -138,6 +148,7 @@ impl Capture {
             stdout_dropped_bytes,
             stderr,
             stderr_dropped_bytes,
+            diagnostics: self.diagnostics.take(),
         }
     }
 
@@ -145,6 +156,7 @@ impl Capture {
     pub fn clear(&mut self) {
         self.stdout = Tail::default();
         self.stderr = Tail::default();
+        self.diagnostics = None;
     }
 }
 

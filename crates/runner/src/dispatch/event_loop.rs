@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 
 use platform_common::DeviceLease;
 
+use super::diagnose::Diagnoser;
 use super::kill::{KillReason, Termination};
 use super::lane_proc::LaneEvent;
 use super::live::LiveLanes;
@@ -61,6 +62,8 @@ pub struct Dispatcher {
     /// Leases whose lock file was deleted or replaced during the run (their cards got no more
     /// work; the run ends with exit 2 naming the lock dir).
     pub(super) leases_lost: Vec<LeaseError>,
+    /// The run's stack tool for hung cases' diagnoses.
+    pub(super) diagnoser: Diagnoser,
 }
 
 impl std::fmt::Debug for Dispatcher {
@@ -77,7 +80,9 @@ impl Dispatcher {
     pub fn new(settings: LoopSettings, work: Work, leases: Vec<DeviceLease>, mut reporter: Reporter) -> Self {
         let (tx, rx) = mpsc::channel();
         reporter.batch_journal();
+        let diagnoser = Diagnoser::new(settings.stack_tool.clone());
         Self {
+            diagnoser,
             spawner: Spawner::new(settings.command.clone()),
             live: LiveLanes::default(),
             settings,
@@ -161,6 +166,7 @@ impl Dispatcher {
                 Some(LaneEvent::Msg(id, msg)) => self.on_msg(id, msg),
                 Some(LaneEvent::Output(id, stream, bytes)) => self.on_output(id, stream, &bytes),
                 Some(LaneEvent::LineTooLong(id)) => self.on_line_too_long(id),
+                Some(LaneEvent::Stacks(id, got)) => self.on_stacks(id, got),
                 Some(LaneEvent::Exited(id, status)) => self.on_exit(id, status),
                 Some(LaneEvent::Interrupted(signal)) => self.on_interrupt(signal),
                 None => {}
@@ -240,9 +246,10 @@ impl Dispatcher {
     /// When `l` must have done something: its SIGKILL after a grace period, else the clock rules'
     /// deadline.
     fn lane_deadline(&self, l: &Lane) -> Option<Instant> {
-        match &l.kill {
-            Some(k) => k.deadline(),
-            None => policy::watchdog::deadline(&self.lane_times(l), &self.limits()),
+        match (&l.kill, &l.diag) {
+            (Some(k), _) => k.deadline(),
+            (None, Some(d)) => Some(d.deadline()),
+            (None, None) => policy::watchdog::deadline(&self.lane_times(l), &self.limits()),
         }
     }
 
@@ -274,8 +281,17 @@ impl Dispatcher {
             if !due {
                 continue;
             }
+            if l.diag.is_some() {
+                self.end_diagnosed(id, now);
+                continue;
+            }
             let pid = l.proc_.pid;
             let (reason, grace) = policy::watchdog::on_deadline(&l.times());
+            if reason == KillReason::CaseTimeout {
+                // Before the kill: where is it stuck?
+                self.begin_diagnosis(id, reason, grace, now);
+                continue;
+            }
             tracing::warn!(pid, ?reason, "lane past its deadline: ending it");
             l.kill = Some(Termination::begin(pid, reason, now, grace));
             if reason == KillReason::InitTimeout {

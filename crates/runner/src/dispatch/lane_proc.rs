@@ -42,6 +42,8 @@ pub enum LaneEvent {
     /// The lane broke its protocol (a line over [`protocol::MAX_LINE`]); nothing more is read
     /// from its channel.
     LineTooLong(LaneId),
+    /// The stack tool finished on a hung lane (its stacks, or why there are none).
+    Stacks(LaneId, Result<String, super::stacks::StackError>),
     /// The lane process exited and was reaped (its group killed, its output drained).
     Exited(LaneId, LaneStatus),
     /// SIGINT or SIGTERM reached the dispatcher (`dispatch::signals`): end the run.

@@ -100,6 +100,7 @@ impl Dispatcher {
             units: 0,
             running: None,
             kill: None,
+            diag: None,
             heard: Instant::now(),
             closed_at: None,
             init_failed: Vec::new(),

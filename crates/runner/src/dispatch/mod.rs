@@ -22,6 +22,8 @@
 //!   its exit;
 //! - `capture`: a lane's output as the event loop keeps it per attempt;
 //! - `kill`: SIGTERM, grace, SIGKILL of a lane's process group;
+//! - `diagnose`: a hung case's diagnosis before its lane is ended (the lane's breadcrumb, the
+//!   native stacks); `stacks`: the stack tool (`eu-stack`, `gdb`), found and run bounded;
 //! - `live`: the live lanes' process groups, for the signal thread's last-resort kill;
 //! - `signals`: SIGINT / SIGTERM to the dispatcher, fed into the event loop (`on_interrupt`);
 //! - `peak_rss`: a process's peak RSS, for the figures `--stats-out` writes.
@@ -31,6 +33,7 @@
 mod capture;
 mod card_memory;
 mod card_wait;
+mod diagnose;
 mod event_loop;
 mod kill;
 mod lane_proc;
@@ -48,6 +51,7 @@ mod run;
 mod signals;
 mod skip;
 mod spawn;
+mod stacks;
 mod state;
 mod work;
 
@@ -61,4 +65,5 @@ pub use peak_rss::peak_rss_kib;
 pub use policy::{Isolation, BATCHES_IN_FLIGHT, KILL_GRACE, MAX_INFRA_KILLS, MAX_LANE_DEATHS};
 pub use run::{run, DispatchError, RunOutcome, RunPlan};
 pub use spawn::ENV_SPAWN_EAGAIN;
+pub use stacks::{default_search_path as default_stack_tool_path, ENV_STACK_TOOL_PATH, STACK_BOUND};
 pub use state::DispatchStats;

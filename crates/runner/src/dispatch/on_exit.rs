@@ -31,7 +31,12 @@ impl Dispatcher {
         let pid = l.proc_.pid;
         self.live.remove(pid);
         let kind = l.kind;
-        let kill = l.kill.take().map(|k| k.reason);
+        // A lane that dies while its hung case is diagnosed was being ended for the timeout.
+        let kill = l
+            .kill
+            .take()
+            .map(|k| k.reason)
+            .or(l.diag.take().map(|d| d.reason));
         let mut init_failed = std::mem::take(&mut l.init_failed);
         let init_timed_out = std::mem::take(&mut l.init_timed_out);
         let running = l.running.take();

@@ -10,6 +10,7 @@ use std::time::Instant;
 use platform_common::health::HealthEvent;
 use platform_common::DeviceId;
 
+use super::diagnose::Answer;
 use super::event_loop::Dispatcher;
 use super::policy::{self, AttemptDecision, AttemptFacts};
 use crate::protocol::FromLane;
@@ -43,6 +44,22 @@ impl Dispatcher {
         self.lanes[lane].heard = Instant::now();
         match msg {
             FromLane::Ready { pid } => tracing::trace!(lane, pid, "lane ready"),
+            FromLane::Where {
+                case,
+                in_call,
+                since_ms,
+                launch,
+                launches,
+            } => self.on_where(
+                lane,
+                Answer {
+                    case,
+                    in_call,
+                    since_ms,
+                    launch,
+                    launches,
+                },
+            ),
             FromLane::Started { case, .. } => self.on_started(lane, &case),
             FromLane::Finished {
                 case,

@@ -58,6 +58,9 @@ pub struct RunPlan {
     pub missing_kernels: BTreeMap<String, MissingKernels>,
     /// How much a lane process runs before a fresh one replaces it (`--isolation`).
     pub isolation: Isolation,
+    /// Where a hung case's stack tool (`eu-stack`, else `gdb`) is looked for (a `PATH`-like
+    /// list; default [`super::default_stack_tool_path`]). Empty: no stacks, the breadcrumb alone.
+    pub stack_tool_path: std::ffi::OsString,
 }
 
 /// A run that could not be started.
@@ -159,6 +162,7 @@ pub fn run(plan: RunPlan, suite: &Suite) -> Result<RunOutcome, DispatchError> {
         close_timeout: close_timeout(&plan.platform),
         isolation: plan.isolation,
         run_id: plan.run_id.clone(),
+        stack_tool: super::stacks::find(&plan.stack_tool_path),
     };
     let dispatcher = Dispatcher::new(settings, work, plan.leases, reporter);
     let watch = match SignalWatch::start(

@@ -11,9 +11,11 @@ use platform_common::lease::CardHealth;
 use platform_common::{DeviceId, DeviceLease};
 
 use super::capture::Capture;
+use super::diagnose::Diagnosis;
 use super::kill::Termination;
 use super::lane_proc::{LaneCommand, LaneProc};
 use super::policy::{Isolation, LaneKind, LaneState, LaneTimes};
+use super::stacks::StackTool;
 use crate::report::model::HealthRecord;
 use crate::report::WriteTimes;
 use crate::sink::Sink;
@@ -38,6 +40,8 @@ pub struct LoopSettings {
     pub isolation: Isolation,
     /// The run's id (for the cards' health records).
     pub run_id: String,
+    /// The stack tool a hung case's diagnosis runs (none found: the breadcrumb alone).
+    pub stack_tool: Option<StackTool>,
 }
 
 /// What the benchmarks read (`--stats-out`): the window from the first assignment to the last
@@ -116,6 +120,8 @@ pub(super) struct Lane {
     pub(super) units: usize,
     pub(super) running: Option<(usize, Instant)>,
     pub(super) kill: Option<Termination>,
+    /// The diagnosis of its hung case, before it is ended for the case's timeout.
+    pub(super) diag: Option<Diagnosis>,
     /// When the lane last sent a message, or (idle until then) was given work: the watchdog's
     /// base.
     pub(super) heard: Instant,
@@ -144,7 +150,7 @@ impl Lane {
             fresh: matches!(self.kind, LaneKind::Fresh | LaneKind::Preflight),
             multi: self.kind == LaneKind::Multi,
             closing: self.closed_at.is_some(),
-            killing: self.kill.is_some(),
+            killing: self.kill.is_some() || self.diag.is_some(),
             batches: self.batches.len(),
             units_taken: self.units,
             outstanding: self.outstanding.len(),

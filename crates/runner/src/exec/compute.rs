@@ -25,6 +25,7 @@ pub fn run(
             ctx.case_id()
         )));
     }
+    ctx.plan_launches(workload.launches.len());
     for (i, launch) in workload.launches.iter().enumerate() {
         let mut launch = launch.clone();
         if let Some(t) = tolerance {

@@ -117,6 +117,7 @@ pub struct CaseCtx<'w> {
     id: &'w str,
     seed: u64,
     kernels: &'w [String],
+    crumb: Option<&'w crate::crumb::Breadcrumb>,
     rng: CaseRng,
     owned: Vec<BufferId>,
     host: Option<FixtureData>,
@@ -141,6 +142,7 @@ pub(crate) struct CtxParts<'w> {
     pub(crate) id: &'w str,
     pub(crate) seed: u64,
     pub(crate) kernels: &'w [String],
+    pub(crate) crumb: Option<&'w crate::crumb::Breadcrumb>,
 }
 
 impl<'w> CaseCtx<'w> {
@@ -152,6 +154,7 @@ impl<'w> CaseCtx<'w> {
             id: parts.id,
             seed: parts.seed,
             kernels: parts.kernels,
+            crumb: parts.crumb,
             rng: CaseRng::seed_from_u64(parts.seed),
             owned: Vec::new(),
             host: None,
@@ -179,6 +182,14 @@ impl<'w> CaseCtx<'w> {
     /// The card the body runs on.
     pub fn device(&self) -> DeviceId {
         self.worker.device()
+    }
+
+    /// Tells the lane's breadcrumb that the case makes `n` launches (a hung case's diagnosis
+    /// then says `launch K of N`).
+    pub(crate) fn plan_launches(&self, n: usize) {
+        if let Some(c) = self.crumb {
+            c.plan_launches(u64::try_from(n).unwrap_or(u64::MAX));
+        }
     }
 
     /// `Class::case`.

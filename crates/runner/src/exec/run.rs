@@ -70,6 +70,7 @@ pub fn execute(worker: &mut ChipWorker, env: &mut WorkerEnv, input: &CaseInput<'
         id: input.id,
         seed: case.seed,
         kernels: &case.kernels,
+        crumb: env.breadcrumb.as_deref(),
     };
     let mut notes = Vec::new();
     let device = match device_fixture(worker, parts, input, &mut notes) {

@@ -7,7 +7,7 @@
 //! therefore one card, one thread: the lane's own card is driven from the lane's main thread (its
 //! pool, its standalone and multi-card workers), and every further card a multi-card lane holds is
 //! driven from its [`CardThread`], which builds that card's [`ChipWorker`], runs the case's work on
-//! it and closes it (finalize, with the card's lease), each step a request on a channel answered on
+//! it (and the post-case health check the job asks for) and closes it (finalize, with the card's lease), each step a request on a channel answered on
 //! a channel of its own.
 //!
 //! This file owns that thread and its requests. It never judges a case, never escalates and never
@@ -22,6 +22,8 @@ use std::thread::JoinHandle;
 use platform_common::runner_base::{FinalizeError, FinalizeReport, InitError};
 use platform_common::{DeviceId, DeviceLease, FailureClass};
 
+use super::heal::HealthCheck;
+use super::post_check;
 use crate::case::{CaseSpec, DeviceSetup, FixtureData, Runtime};
 use crate::exec::{self, CaseInput, CaseRun, Executed};
 use crate::report::model::ErrorReport;
@@ -43,6 +45,8 @@ pub struct RunJob {
     pub host_fixture: Option<FixtureData>,
     /// The class fixture's device part.
     pub device_setup: Option<DeviceSetup>,
+    /// Whether the card's worker is health-checked after the case.
+    pub health_check: HealthCheck,
 }
 
 impl std::fmt::Debug for RunJob {
@@ -183,7 +187,9 @@ fn serve(mut env: WorkerEnv, lease: &DeviceLease, inbox: &Receiver<Job>) {
                             host_fixture: job.host_fixture.clone(),
                             device_setup: job.device_setup.clone(),
                         };
-                        exec::execute(w, &mut env, &input)
+                        let mut executed = exec::execute(w, &mut env, &input);
+                        executed.raw = post_check::apply(job.health_check, w, executed.raw);
+                        executed
                     }
                     None => Executed {
                         raw: CaseRun::failed(ErrorReport::new(
@@ -274,6 +280,7 @@ mod tests {
             case: case.clone(),
             host_fixture: None,
             device_setup: None,
+            health_check: HealthCheck::Each,
         }
     }
 

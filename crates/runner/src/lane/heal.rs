@@ -1,6 +1,7 @@
-//! DESIGN section 5 steps 3 and 4 inside a lane: what a case's result means for the pooled worker
-//! (keep it, or retire it: close = force reset, and the next case rebuilds it), and when the lane
-//! gives up on its card in-process and escalates to a fresh process.
+//! DESIGN section 5 steps 3 and 4 inside a lane: whether the post-case health check runs after a
+//! case (`--health-check`), what a case's result means for the pooled worker (keep it, or retire
+//! it: close = force reset, and the next case rebuilds it), and when the lane gives up on its card
+//! in-process and escalates to a fresh process.
 //!
 //! This file owns those decisions as pure functions of what happened. It never closes a worker,
 //! writes a sink or exits (the session does, with what these return).
@@ -10,6 +11,47 @@ use std::fmt::Display;
 use platform_common::{Code, DeviceId, FailureClass};
 
 use crate::report::model::ErrorReport;
+
+/// `--health-check`: when the lane checks its worker's card after a case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum HealthCheck {
+    /// After every case that touched the device and left its runner usable: a card left
+    /// poisoned by a case whose own calls all succeeded is that case's failure.
+    #[default]
+    Each,
+    /// Only after a case whose attempt failed without a device error (a result mismatch, a
+    /// panic, a usage error, an expected failure): a poison left by a passing case is met by the
+    /// next case.
+    OnFailure,
+    /// Never: only a device error of a case's own calls retires the worker.
+    Off,
+}
+
+impl HealthCheck {
+    /// The name as the flag spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            HealthCheck::Each => "each",
+            HealthCheck::OnFailure => "on-failure",
+            HealthCheck::Off => "off",
+        }
+    }
+}
+
+/// Whether the post-case health check runs after a case: never after a case that touched no
+/// device, nor when the worker is retired anyway (its runner unusable, or a device-runtime
+/// error: the close force-resets and probes the card); otherwise as `mode` says. `error` is the
+/// raw attempt's, before an expectation is judged.
+pub fn check_after(mode: HealthCheck, touched: bool, error: Option<&ErrorReport>, unusable: bool) -> bool {
+    if !touched || unusable {
+        return false;
+    }
+    match (mode, error.map(|e| e.class)) {
+        (_, Some(FailureClass::DeviceRuntime)) | (HealthCheck::Off, _) => false,
+        (HealthCheck::Each, _) => true,
+        (HealthCheck::OnFailure, class) => class.is_some(),
+    }
+}
 
 /// What happens to the pooled worker after a case.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,6 +156,39 @@ mod tests {
         for &(what, class, unusable, want) in rows {
             let e = class.map(|c| ErrorReport::new(c, "x"));
             assert_eq!(after_case(e.as_ref(), unusable), want, "{what}");
+        }
+    }
+
+    /// When the post-case health check runs.
+    #[test]
+    fn health_check_table() {
+        use HealthCheck::{Each, Off, OnFailure};
+        type Row = (&'static str, HealthCheck, bool, Option<FailureClass>, bool, bool);
+        #[rustfmt::skip]
+        let rows: &[Row] = &[
+            // what,                                                mode,      touched, raw class,                          unusable, check
+            ("each: after a passing case",                          Each,      true,  None,                                false, true),
+            ("each: after a mismatch (or an expected one)",         Each,      true,  Some(FailureClass::Result),          false, true),
+            ("each: after a usage failure",                         Each,      true,  Some(FailureClass::Usage),           false, true),
+            ("each: after an infrastructure failure",               Each,      true,  Some(FailureClass::Infrastructure),  false, true),
+            ("each: not after a device error (retired anyway)",     Each,      true,  Some(FailureClass::DeviceRuntime),   false, false),
+            ("each: not on an unusable runner (retired anyway)",    Each,      true,  None,                                true,  false),
+            ("each: not after a case that touched no device",       Each,      false, None,                                false, false),
+            ("on-failure: not after a passing case",                OnFailure, true,  None,                                false, false),
+            ("on-failure: after a mismatch",                        OnFailure, true,  Some(FailureClass::Result),          false, true),
+            ("on-failure: not after a device error",                OnFailure, true,  Some(FailureClass::DeviceRuntime),   false, false),
+            ("on-failure: not after a case that touched no device", OnFailure, false, Some(FailureClass::Result),          false, false),
+            ("off: never after a pass",                             Off,       true,  None,                                false, false),
+            ("off: never after a mismatch",                         Off,       true,  Some(FailureClass::Result),          false, false),
+        ];
+        for &(what, mode, touched, class, unusable, want) in rows {
+            let e = class.map(|c| ErrorReport::new(c, "x"));
+            assert_eq!(check_after(mode, touched, e.as_ref(), unusable), want, "{what}");
+        }
+        assert_eq!(HealthCheck::default(), Each);
+        for mode in [Each, OnFailure, Off] {
+            let parsed = <HealthCheck as clap::ValueEnum>::from_str(mode.name(), false).unwrap();
+            assert_eq!(parsed, mode, "the flag's spelling reads back");
         }
     }
 

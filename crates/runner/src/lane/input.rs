@@ -2,7 +2,10 @@
 //! knows every case assigned to it (for the poison sink) and notices at once when the dispatcher
 //! is gone.
 //!
-//! This file owns reading and decoding [`ToLane`] lines. The channel ending while assigned cases
+//! The reader also answers [`ToLane::Where`] at once, from the lane's breadcrumb, on a writer of
+//! its own: it is not the card thread, so it answers while that thread is stuck in a driver call.
+//!
+//! This file owns reading and decoding [`ToLane`] lines, and the breadcrumb's answer. The channel ending while assigned cases
 //! are unfinished means the dispatcher died: the lane exits at once (its lease goes with it). The
 //! channel ending with nothing pending is the normal end (the dispatcher shut its writing half):
 //! the main loop closes its pool and exits.
@@ -13,7 +16,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver};
 use std::sync::Arc;
 
-use crate::protocol::ToLane;
+use crate::clock::mono_ns;
+use crate::crumb::Breadcrumb;
+use crate::protocol::{FromLane, LaneOut, ToLane};
 
 /// Exit code of a lane whose dispatcher vanished mid-assignment (nobody reads it).
 pub const EXIT_ORPHANED: i32 = 3;
@@ -47,9 +52,40 @@ impl Pending {
     }
 }
 
-/// Starts the reader thread on (a clone of) `chan`, the lane's end of its channel.
-pub fn spawn_reader(pending: Pending, chan: &UnixStream) -> Receiver<Input> {
-    let chan = chan.try_clone().unwrap_or_else(|e| {
+/// What the reader answers [`ToLane::Where`] with: the lane's breadcrumb, the lane's case table
+/// (the breadcrumb names a case by its index in it) and a writer of the reader's own.
+#[derive(Debug)]
+pub struct Answers {
+    /// The card thread's breadcrumb.
+    pub crumb: Arc<Breadcrumb>,
+    /// Every case id of the lane's suite, in the order the breadcrumb indexes them.
+    pub cases: Arc<[String]>,
+    /// A writer shared with the lane's main thread.
+    pub out: LaneOut,
+}
+
+impl Answers {
+    /// The breadcrumb as the answer to [`ToLane::Where`].
+    fn where_now(&self) -> FromLane {
+        let c = self.crumb.read();
+        let now = mono_ns();
+        FromLane::Where {
+            case: c
+                .case
+                .and_then(|i| self.cases.get(usize::try_from(i).ok()?))
+                .cloned(),
+            in_call: c.in_call.map(|(call, _)| call),
+            since_ms: c.in_call.map(|(_, since)| now.saturating_sub(since) / 1_000_000),
+            launch: c.launch,
+            launches: c.launches,
+        }
+    }
+}
+
+/// Starts the reader thread on (a clone of) `chan`, the lane's end of its channel; it answers
+/// [`ToLane::Where`] with `answers`.
+pub fn spawn_reader(pending: Pending, chan: &LaneOut, mut answers: Answers) -> Receiver<Input> {
+    let chan: UnixStream = chan.try_clone_stream().unwrap_or_else(|e| {
         eprintln!("error: cannot read the lane's channel: {e}");
         std::process::exit(EXIT_ORPHANED)
     });
@@ -67,6 +103,12 @@ pub fn spawn_reader(pending: Pending, chan: &UnixStream) -> Receiver<Input> {
                         pending.add(cases.len());
                         if tx.send(Input::Run(cases)).is_err() {
                             return;
+                        }
+                    }
+                    Ok(ToLane::Where) => {
+                        let answer = answers.where_now();
+                        if let Err(e) = answers.out.send(&answer) {
+                            tracing::debug!("cannot answer the dispatcher's question: {e}");
                         }
                     }
                     Err(e) => tracing::warn!("ignoring a malformed assignment line: {e}"),

@@ -14,6 +14,7 @@
 //! - `case_index`: the lane's suite with its cases found by id in constant time.
 //! - `heal`: step 3 and 4's decisions (keep or retire the pooled worker, escalate or go on), pure
 //!   functions with table tests;
+//! - `post_check`: the post-case health check applied to an attempt (`--health-check`);
 //! - `escalate`: the poison-sink records of an escalation (which selectors a fresh process re-runs).
 //! - `card_thread`: the thread driving each further card of a multi-card lane (one card, one
 //!   thread: the lane's own card is driven from its main thread).
@@ -36,12 +37,14 @@ mod hooks;
 mod input;
 mod multi;
 mod output;
+mod post_check;
 pub mod preflight;
 mod run_case;
 mod session;
 mod stamp;
 mod start;
 
+pub use heal::HealthCheck;
 pub use hooks::{
     Point, ENV_CLOCK_STEP, ENV_EXIT, ENV_FLOOD, ENV_NOISE, ENV_ORPHAN, ENV_PAUSE, ENV_PAUSE_TIMES,
 };

@@ -4,7 +4,8 @@
 //!
 //! The pooled worker is closed and every card's worker is built at once; once all are ready the
 //! case starts, the body runs on every card at once (each with its own case context; the class's
-//! host fixture is built once, on this thread, and shared), and every worker is closed with its
+//! host fixture is built once, on this thread, and shared), each card's worker is health-checked
+//! after it (`super::post_check`, on the card's own thread), and every worker is closed with its
 //! card's lease. The first card (in lane order) whose judged attempt fails decides the attempt; a
 //! failed build is a health event of the card that failed (as on a single card), and a close that
 //! leaves a card unusable escalates. This file owns that order.
@@ -16,6 +17,7 @@ use platform_common::{DeviceId, FailureClass};
 
 use super::card_thread::{CardThread, Closed, RunJob};
 use super::heal::{self, CloseAt, Step};
+use super::post_check;
 use super::session::{log_close, Lane};
 use crate::case::{CaseSpec, ClassSpec};
 use crate::exec::{self, CaseRun};
@@ -118,10 +120,13 @@ impl Lane {
                     case: case.clone(),
                     host_fixture: input.host_fixture.clone(),
                     device_setup: input.device_setup.clone(),
+                    health_check: self.health_check,
                 };
                 let others = &mut self.cards[..need - 1];
                 let pending: Vec<_> = others.iter_mut().map(|c| c.run(job.clone())).collect();
-                runs.push((own_device, exec::execute(&mut own, &mut self.env, &input)));
+                let mut executed = exec::execute(&mut own, &mut self.env, &input);
+                executed.raw = post_check::apply(self.health_check, &mut own, executed.raw);
+                runs.push((own_device, executed));
                 runs.extend(others.iter_mut().zip(pending).map(|(c, p)| (c.card(), c.wait(p))));
             }
         }

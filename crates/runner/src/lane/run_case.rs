@@ -3,8 +3,8 @@
 //! A pooled case runs on the pooled worker of its runtime (built on first use, the previous
 //! runtime's closed first); a standalone case on a worker of its own, built after the pooled one
 //! is closed and closed after the case (the close is part of its attempt). Each attempt: the
-//! class's host fixture (once per lane), the executor's raw attempt, the expectation judged from
-//! it, and step 3 of the chain decided from the raw attempt and the runner's state (a device
+//! class's host fixture (once per lane), the executor's raw attempt, the post-case health check
+//! (`super::post_check`), the expectation judged from it, and step 3 of the chain decided from the raw attempt and the runner's state (a device
 //! fault a case expected still retires its worker). This file owns that order; the decisions are
 //! `super::heal`'s and `crate::exec`'s.
 
@@ -13,6 +13,7 @@ use std::time::Instant;
 use platform_common::FailureClass;
 
 use super::heal::{self, CloseAt, PoolStep, Step};
+use super::post_check;
 use super::session::Lane;
 use crate::case::{CaseSpec, ClassSpec};
 use crate::exec::{self, liveness, CaseInput, CaseRun, Executed};
@@ -77,7 +78,11 @@ impl Lane {
                 notes: Vec::new(),
             },
             Ok(input) => match self.pool.current_mut() {
-                Some(worker) => exec::execute(worker, &mut self.env, &input),
+                Some(worker) => {
+                    let mut executed = exec::execute(worker, &mut self.env, &input);
+                    executed.raw = post_check::apply(self.health_check, worker, executed.raw);
+                    executed
+                }
                 None => Executed {
                     raw: CaseRun::failed(ErrorReport::new(
                         FailureClass::Infrastructure,
@@ -125,7 +130,11 @@ impl Lane {
                 raw: CaseRun::failed(e),
                 notes: Vec::new(),
             },
-            Ok(input) => exec::execute(&mut worker, &mut self.env, &input),
+            Ok(input) => {
+                let mut executed = exec::execute(&mut worker, &mut self.env, &input);
+                executed.raw = post_check::apply(self.health_check, &mut worker, executed.raw);
+                executed
+            }
         };
         self.fixture_notes(device, executed.notes);
         let device_fault = executed.raw.class() == Some(FailureClass::DeviceRuntime);

@@ -13,7 +13,7 @@
 //! never retries a case (the dispatcher does) and never skips one for a legitimate reason (the
 //! dispatcher never assigns those).
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::os::unix::net::UnixStream;
 use std::sync::mpsc::Receiver;
 use std::sync::Arc;
@@ -25,12 +25,13 @@ use platform_common::{Code, DeviceId, DeviceLease, FailureClass};
 use super::card_thread::{CardThread, Closed};
 use super::case_index::IndexedSuite;
 use super::escalate::{self, Remaining};
-use super::heal::{self, Escalation, Step};
+use super::heal::{self, Escalation, HealthCheck, Step};
 use super::hooks::{Hooks, Point};
-use super::input::{Input, Pending, EXIT_ORPHANED};
+use super::input::{Answers, Input, Pending, EXIT_ORPHANED};
 use super::output::Marks;
 use super::stamp;
 use crate::case::{Body, Kind, Runtime, Suite};
+use crate::crumb::{Breadcrumb, StampedDriver, NO_CASE};
 use crate::exec::{self, CaseRun, FixtureNote, HostFixtures};
 use crate::pool::Pool;
 use crate::protocol::{FromLane, LaneOut, EXIT_NEEDS_FRESH_PROCESS};
@@ -60,6 +61,12 @@ pub struct Lane {
     started_classes: HashSet<String>,
     /// The class fixtures' host data built in this lane (once per class).
     pub(super) fixtures: HostFixtures,
+    /// `--health-check`: when a worker's card is checked after a case.
+    pub(super) health_check: HealthCheck,
+    /// What the lane's card thread (this one) is doing, for the dispatcher's question.
+    crumb: Arc<Breadcrumb>,
+    /// Each case id's index in the breadcrumb's case table.
+    case_index: HashMap<String, u32>,
 }
 
 impl std::fmt::Debug for Lane {
@@ -83,8 +90,28 @@ impl Lane {
     ) -> Self {
         let (events, health) = stamp::subscriber();
         env.events = Some(events);
+        // Every driver call of the lane's own card is stamped on its breadcrumb.
+        let crumb = Arc::new(Breadcrumb::default());
+        env.driver = Arc::new(StampedDriver::new(Arc::clone(&env.driver), Arc::clone(&crumb)));
+        env.breadcrumb = Some(Arc::clone(&crumb));
+        let ids: Vec<String> = suite
+            .classes
+            .iter()
+            .flat_map(|c| c.cases.iter().map(|k| c.case_id(k)))
+            .collect();
+        let case_index = ids
+            .iter()
+            .enumerate()
+            .map(|(i, id)| (id.clone(), u32::try_from(i).unwrap_or(NO_CASE)))
+            .collect();
+        let out = LaneOut::new(chan);
+        let answers = Answers {
+            crumb: Arc::clone(&crumb),
+            cases: ids.into(),
+            out: out.shared(),
+        };
         let pending = Pending::default();
-        let input = super::input::spawn_reader(pending.clone(), &chan);
+        let input = super::input::spawn_reader(pending.clone(), &out, answers);
         Self {
             suite: IndexedSuite::new(suite),
             env,
@@ -94,7 +121,9 @@ impl Lane {
             cards: Vec::new(),
             platform: Platform::Sim,
             sink,
-            out: LaneOut::new(chan),
+            out,
+            crumb,
+            case_index,
             marks: Marks::from_env(),
             health,
             hooks: Hooks::none(),
@@ -102,7 +131,14 @@ impl Lane {
             pending,
             started_classes: HashSet::new(),
             fixtures: HostFixtures::default(),
+            health_check: HealthCheck::default(),
         }
+    }
+
+    /// The same lane checking its workers' cards after cases as `mode` says.
+    pub fn with_health_check(mut self, mode: HealthCheck) -> Self {
+        self.health_check = mode;
+        self
     }
 
     /// The same lane holding the leases of further cards (for multi-card cases).
@@ -191,12 +227,15 @@ impl Lane {
     }
 
     pub(super) fn started(&mut self, class: &str, id: &str) {
+        let index = self.case_index.get(id).copied().unwrap_or(NO_CASE);
+        self.crumb.start_case(index);
         self.started_classes.insert(class.to_owned());
         self.send_started(id);
         self.hooks.reach(Point::DuringCase, id);
     }
 
     pub(super) fn finish(&mut self, id: &str, run: CaseRun, since: Instant) {
+        self.crumb.end_case();
         self.flush_health();
         self.pending.done(1);
         let duration_us = u64::try_from(since.elapsed().as_micros()).unwrap_or(u64::MAX);

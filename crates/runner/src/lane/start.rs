@@ -29,6 +29,8 @@ pub struct LaneConfig {
     pub test_hooks: bool,
     /// A preflight lane ([`crate::protocol::PREFLIGHT_FLAG`]): probe the card and exit.
     pub preflight: bool,
+    /// `--health-check`: when a worker's card is checked after a case.
+    pub health_check: super::HealthCheck,
 }
 
 /// Runs a lane to its end; returns the process's exit code.
@@ -95,6 +97,7 @@ pub fn main(cfg: LaneConfig, suite: Suite) -> i32 {
     session::Lane::new(env, lease, sink, suite, chan)
         .with_extra_cards(cfg.platform, extra)
         .with_hooks(hooks)
+        .with_health_check(cfg.health_check)
         .run()
 }
 

@@ -9,10 +9,12 @@
 
 use std::io::Write;
 use std::os::unix::net::UnixStream;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use platform_common::health::HealthEvent;
 use serde::{Deserialize, Serialize};
 
+use platform_common::driver::DriverCall;
 use platform_common::DeviceId;
 
 use crate::report::model::{AttemptOutcome, ErrorReport, FixturePart, WorkerAction};
@@ -51,6 +53,10 @@ pub enum ToLane {
         /// The cases.
         cases: Vec<String>,
     },
+    /// Where is the lane's card thread now? Answered with [`FromLane::Where`] by the lane's
+    /// channel reader (not the card thread, which may be stuck). The dispatcher asks before it
+    /// ends a lane for a case timeout.
+    Where,
 }
 
 /// Lane to dispatcher: one line each, written as they happen.
@@ -142,6 +148,19 @@ pub enum FromLane {
         /// Why it failed; `None` when it was built.
         error: Option<String>,
     },
+    /// The answer to [`ToLane::Where`]: the lane's breadcrumb as read then.
+    Where {
+        /// The running case (`Class::case`), if one is running.
+        case: Option<String>,
+        /// The driver call in flight, if one is (serialised with CANN's name).
+        in_call: Option<DriverCall>,
+        /// How long that call had been in flight, in ms.
+        since_ms: Option<u64>,
+        /// Case launches the running case had started (the one in flight included; 0: none).
+        launch: u64,
+        /// Launches the running case makes, when known.
+        launches: Option<u64>,
+    },
     /// The card cannot be recovered in-process; the lane writes the sink and exits with
     /// [`EXIT_NEEDS_FRESH_PROCESS`].
     Escalating {
@@ -179,11 +198,12 @@ impl ToLane {
 }
 
 /// Writes lane messages to the lane's channel: one `write` per message, so a line is never split
-/// by a crash between two writes of it.
+/// by a crash between two writes of it. Writers [`shared`](LaneOut::shared) between the lane's
+/// threads take turns (a lock around each message), so two lines never interleave.
 #[derive(Debug)]
 pub struct LaneOut {
     buf: Vec<u8>,
-    chan: UnixStream,
+    chan: Arc<Mutex<UnixStream>>,
 }
 
 impl LaneOut {
@@ -191,15 +211,32 @@ impl LaneOut {
     pub fn new(chan: UnixStream) -> Self {
         Self {
             buf: Vec::new(),
-            chan,
+            chan: Arc::new(Mutex::new(chan)),
         }
+    }
+
+    /// Another writer on the same channel (for another thread of the lane).
+    pub fn shared(&self) -> Self {
+        Self {
+            buf: Vec::new(),
+            chan: Arc::clone(&self.chan),
+        }
+    }
+
+    /// Another descriptor of the channel (for reading it on another thread).
+    pub fn try_clone_stream(&self) -> std::io::Result<UnixStream> {
+        self.chan
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .try_clone()
     }
 
     /// Sends one message. A closed channel (dispatcher gone) is reported to the caller.
     pub fn send(&mut self, msg: &FromLane) -> std::io::Result<()> {
         self.buf.clear();
         msg.encode_into(&mut self.buf).map_err(std::io::Error::other)?;
-        self.chan.write_all(&self.buf)
+        let mut chan = self.chan.lock().unwrap_or_else(PoisonError::into_inner);
+        chan.write_all(&self.buf)
     }
 }
 
@@ -236,5 +273,23 @@ mod tests {
         // A line without a mark (a lane that writes none) decodes with mark 0.
         let old: FromLane = serde_json::from_str(r#"{"t":"started","case":"A::x"}"#).unwrap();
         assert_eq!(old.mark(), 0);
+        // The breadcrumb's question and answer.
+        let q = ToLane::Where.to_line().unwrap();
+        assert_eq!(serde_json::from_slice::<ToLane>(&q).unwrap(), ToLane::Where);
+        let w = FromLane::Where {
+            case: Some("A::x".into()),
+            in_call: Some(DriverCall::LaunchAicore),
+            since_ms: Some(10_000),
+            launch: 3,
+            launches: Some(5),
+        };
+        let mut out = Vec::new();
+        w.encode_into(&mut out).unwrap();
+        let text = String::from_utf8(out.clone()).unwrap();
+        assert!(
+            text.contains(r#""in_call":"rtKernelLaunchWithHandleV2""#),
+            "{text}"
+        );
+        assert_eq!(serde_json::from_slice::<FromLane>(&out).unwrap(), w);
     }
 }

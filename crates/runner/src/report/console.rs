@@ -337,6 +337,13 @@ fn attempt_line(case: &CaseReport, a: &Attempt) -> String {
     if let Some(e) = &a.error {
         let _ = write!(s, ": {e}");
     }
+    if let Some(d) = &a.output.diagnostics {
+        // A timed-out attempt says where it was stuck, on a line of its own.
+        let _ = write!(s, "\n        {}", d.summary());
+        if d.stacks.is_some() {
+            s.push_str(" (native stacks in report.json)");
+        }
+    }
     s
 }
 

@@ -7,7 +7,9 @@
 //! failed attempt; a skipped case carries `skipped` with its reason. Infrastructure and usage errors
 //! are JUnit "errors", everything else "failures". A failed attempt's captured output goes where
 //! nextest puts it: the last attempt's into the testcase's `system-out` / `system-err`, an earlier
-//! one's into its rerun element (a passing attempt has none). It never derives a verdict: it
+//! one's into its rerun element (a passing attempt has none). A timed-out attempt's diagnosis
+//! (where it was stuck) ends its message; what could not be found out and its native stacks end
+//! its description. It never derives a verdict: it
 //! renders stored outcomes.
 
 use std::collections::HashMap;
@@ -137,10 +139,33 @@ fn ty(a: &Attempt) -> String {
 }
 
 fn message(a: &Attempt) -> String {
-    match &a.error {
+    let mut m = match &a.error {
         Some(e) => e.to_string(),
         None => a.outcome.to_string(),
+    };
+    if let Some(d) = &a.output.diagnostics {
+        m.push_str("; ");
+        m.push_str(&d.summary());
     }
+    m
+}
+
+/// A timed-out attempt's diagnosis for the description: what could not be found out, and the
+/// native stacks.
+fn diagnosis(a: &Attempt) -> String {
+    let Some(d) = &a.output.diagnostics else {
+        return String::new();
+    };
+    let mut s = String::new();
+    for note in &d.notes {
+        s.push('\n');
+        s.push_str(note);
+    }
+    if let Some(stacks) = &d.stacks {
+        let tool = d.stack_tool.as_deref().unwrap_or("stack tool");
+        s.push_str(&format!("\nnative stacks of the lane ({tool}):\n{stacks}"));
+    }
+    s
 }
 
 fn attempt_no(case: &CaseReport, a: &Attempt) -> usize {
@@ -156,12 +181,13 @@ fn description(case: &CaseReport, a: &Attempt) -> String {
         .map_or_else(|| "no card".to_owned(), |d| format!("card {d}"));
     let pid = a.pid.map(|p| format!(", pid {p}")).unwrap_or_default();
     format!(
-        "attempt {} of {} on {card}{pid}: {} after {} ms\n{}",
+        "attempt {} of {} on {card}{pid}: {} after {} ms\n{}{}",
         attempt_no(case, a),
         case.attempts.len(),
         a.outcome,
         a.duration_ms,
-        message(a)
+        message(a),
+        diagnosis(a)
     )
 }
 

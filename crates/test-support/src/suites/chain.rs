@@ -1,6 +1,7 @@
 //! The containment chain's edges on the simulated card: drain false negatives, failing force
 //! resets and probes, SDMA runners, leases, golden mismatches, launch failures, teardown, bad
-//! timeouts, runners moved between threads, and a second runner meeting a poisoned context.
+//! timeouts, runners moved between threads, a second runner meeting a poisoned context, and the
+//! post-case health check.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -209,6 +210,48 @@ pub fn golden_mismatch_never_marks_the_runner_unusable(t: &ArchUnderTest) {
     let report = runner.finalize(&lease).unwrap();
     assert!(report.reset.is_none());
     assert!(report.teardown_errors.is_empty(), "{:?}", report.teardown_errors);
+}
+
+/// The post-case health check: on a healthy card it passes and moves no case-launch counter (its
+/// `noop` is internal); after `poison_after@1` (a case that passed, nothing of it failed) it fails
+/// at its first call, which reports the asynchronous exception (507018), marks the runner unusable through the fail-fast chain
+/// (the next run is refused at the guard), and finalize's force reset recovers the card.
+pub fn health_check_catches_a_poison_left_by_a_passing_case(t: &ArchUnderTest) {
+    let b = t.bench("");
+    let process = b.process();
+    let lease = b.lease(CARD).unwrap();
+    let mut runner = b.runner(&process, b.config(CARD, None).unwrap()).unwrap();
+    assert_eq!(run_case(runner.as_mut(), &compute_case(1)), CaseOutcome::Passed);
+    for _ in 0..3 {
+        runner.health_check().unwrap();
+    }
+    assert!(!runner.is_unusable());
+    let counters = card_state(&b.sim, CARD).unwrap().counters;
+    assert_eq!(counters.case_launches, 1, "the check's launches are internal");
+    assert!(counters.internal_launches >= 3, "{counters:?}");
+    runner.finalize(&lease).unwrap();
+
+    b.start_run(&[CARD], "dev=2:poison_after@1").unwrap();
+    let mut runner = b.runner(&process, b.config(CARD, None).unwrap()).unwrap();
+    assert_eq!(run_case(runner.as_mut(), &compute_case(1)), CaseOutcome::Passed);
+    assert!(!runner.is_unusable(), "nothing of the case itself failed");
+    let e = runner.health_check().unwrap_err();
+    assert_eq!(
+        e,
+        RunError::Device(DriverError::new(
+            DriverCall::CreateStream,
+            codes::RT_AICPU_EXCEPTION
+        ))
+    );
+    assert!(runner.is_unusable());
+    assert!(matches!(runner.health_check(), Err(RunError::Unusable(_))));
+    assert!(matches!(
+        run_case(runner.as_mut(), &compute_case(2)),
+        CaseOutcome::Error(RunError::Unusable(_))
+    ));
+    let report = runner.finalize(&lease).unwrap();
+    let reset = report.reset.expect("an unusable runner is force-reset");
+    assert!(reset.attempts.last().unwrap().confirmed(), "{reset:?}");
 }
 
 /// `launch_fail@1=207001` behaves like the seed's trigger: the launch error marks the runner

@@ -46,6 +46,7 @@ macro_rules! arch_runner_tests {
             probe_fail_1_first_attempt_not_confirmed_although_reset_rc_0,
             wrong_card_lease_is_refused,
             golden_mismatch_never_marks_the_runner_unusable,
+            health_check_catches_a_poison_left_by_a_passing_case,
             launch_fail_207001_behaves_like_the_seed_trigger,
             finalize_of_a_faulted_runner_never_syncs_an_error_state_stream,
             block_dim_over_the_arch_limit_is_a_usage_error,

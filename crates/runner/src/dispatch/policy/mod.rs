@@ -13,6 +13,7 @@
 //!   the card or the host is blamed, and the multi-card phase's cards;
 //! - `watchdog`: the deadlines of a lane (case timeout, init timeout, watchdog, close) and how it
 //!   is ended;
+//! - `diagnosis`: how long a hung case's diagnosis may delay the end of its lane;
 //! - `handout`: which lane takes more work, how much, and when it closes (`--isolation`);
 //! - `spawn`: whether a failed lane spawn is tried again, and when.
 //!
@@ -21,6 +22,7 @@
 //! binary) is `dispatch::skip`.
 
 pub mod blame;
+pub mod diagnosis;
 pub mod handout;
 pub mod lane_exit;
 pub mod quarantine;

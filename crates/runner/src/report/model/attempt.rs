@@ -28,6 +28,10 @@ pub struct ErrorReport {
     pub name: Option<String>,
     /// A message for people.
     pub message: String,
+    /// The post-case health check found it (`--health-check`): the case's own calls all
+    /// succeeded and the card was left poisoned after them. Absent: `false`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub post_case_check: bool,
 }
 
 impl ErrorReport {
@@ -39,6 +43,7 @@ impl ErrorReport {
             code: None,
             name: None,
             message: message.into(),
+            post_case_check: false,
         }
     }
 
@@ -50,6 +55,7 @@ impl ErrorReport {
             code: Some(err.code),
             name: Some(err.code.name().to_owned()),
             message: message.into(),
+            post_case_check: false,
         }
     }
 }

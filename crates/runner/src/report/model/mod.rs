@@ -8,6 +8,8 @@
 //!   derive the verdict);
 //! - `attempt`: one attempt, its typed [`ErrorReport`], and the [`CaseReport`] holding them;
 //! - `output`: what a lane wrote during a failed attempt ([`AttemptOutput`]);
+//! - `diagnostics`: where a timed-out attempt was stuck ([`Diagnostics`]), carried with its
+//!   output;
 //! - `health`: a card's [`HealthRecord`] (the platform's event embedded, or one only the runner
 //!   sees);
 //! - `run`: the run's identity, [`Summary`] and [`RunReport`] (`report.json`'s top level);
@@ -16,6 +18,7 @@
 
 mod attempt;
 mod builder;
+mod diagnostics;
 mod event;
 mod health;
 mod outcome;
@@ -24,6 +27,7 @@ mod run;
 
 pub use attempt::{Attempt, CaseReport, ErrorReport};
 pub use builder::{ModelError, RunBuilder};
+pub use diagnostics::Diagnostics;
 pub use event::{Event, FixturePart, LaneStatus, WorkerAction};
 pub use health::{CardEvent, HealthRecord, RunnerEvent, RunnerEventKind};
 pub use outcome::{verdict, AttemptOutcome, FlakyResult, Outcome};

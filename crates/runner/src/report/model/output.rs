@@ -1,12 +1,16 @@
 //! What a lane wrote on its stdout and stderr during one attempt: kept for a failed, crashed or
 //! timed-out attempt (never for a passing one), each stream cut to its last [`CAPTURE_LIMIT`]
-//! bytes, with the number of bytes dropped before them.
+//! bytes, with the number of bytes dropped before them; and, for an attempt the dispatcher ended
+//! for its timeout, the diagnosis taken before the kill ([`Diagnostics`]).
 //!
 //! This file owns the attempt's `stdout` / `stderr` fields of `report.json` and the journal (flat
-//! on the attempt: `stdout`, `stdout_dropped_bytes`, `stderr`, `stderr_dropped_bytes`). It never
+//! on the attempt: `stdout`, `stdout_dropped_bytes`, `stderr`, `stderr_dropped_bytes`,
+//! `diagnostics`). It never
 //! captures anything (the dispatcher does) and never renders JUnit (the writer does).
 
 use serde::{Deserialize, Serialize};
+
+use super::diagnostics::Diagnostics;
 
 /// The most bytes kept of one stream of one attempt: 64 KiB, the last ones.
 pub const CAPTURE_LIMIT: usize = 64 * 1024;
@@ -27,6 +31,10 @@ pub struct AttemptOutput {
     /// How many earlier bytes of stderr were dropped (absent: none).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub stderr_dropped_bytes: u64,
+    /// Where the attempt was stuck when the dispatcher ended it for its timeout (absent
+    /// otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnostics: Option<Diagnostics>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -77,6 +85,7 @@ mod tests {
             stdout_dropped_bytes: 70_000,
             stderr: Some("warn".into()),
             stderr_dropped_bytes: 0,
+            diagnostics: None,
         };
         let v = serde_json::to_value(&cut).unwrap();
         assert_eq!(
