@@ -74,7 +74,8 @@ mod tests {
             .flat_map(|c| c.cases.iter().map(move |k| c.case_id(k)))
             .collect();
         let indexed = IndexedSuite::new(suite.clone());
-        assert_eq!(ids.len(), 300);
+        let compute = bench_suite::COMPUTE_CLASSES * bench_suite::COMPUTE_CASES_PER_CLASS;
+        assert_eq!(ids.len(), 300 + compute);
         for id in &ids {
             let (class, case) = indexed.find_case(id).expect(id);
             assert_eq!(&class.case_id(case), id);
