@@ -25,11 +25,13 @@
 //! `507046`: a real card's kernel runs on the device whatever the host's load. Each stream keeps
 //! a stall clock (the stalled time of its finished ops plus the running op's), and a
 //! [`StallMeter`] taken when a wait starts reads how far the clocks moved since. The device drain
-//! ([`StreamShared::wait_for`]) counts the same way, per stream. Only a sync of a stream
-//! already in error state counts wall time (nothing runs on it: it blocks for its whole
-//! timeout). The ordering scheduler < op-execute < stream-sync keeps its
-//! meaning: every block of a stalled op is waiting, so each block's waiting time is at least the
-//! stall, and the reaper fires before the sync's count reaches a longer timeout.
+//! ([`StreamShared::wait_for`]) counts the same way, per stream, from the drain's start: it times
+//! out once any stream's work has stalled that long. Only a sync of a stream already in error
+//! state counts wall time (nothing runs on it: it blocks for its whole timeout). The AICPU task
+//! itself has no timeout (the sim models no scheduler timeout): its poll only notices its own
+//! stream's teardown. The ordering scheduler < op-execute < stream-sync keeps its meaning: every
+//! block of a stalled op is waiting, so each block's waiting time is at least the stall, and the
+//! reaper fires before the sync's count reaches a longer timeout.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
@@ -39,7 +41,8 @@ use super::aicore::{AicoreOp, OpControl};
 use super::stats::StatCounters;
 use crate::error::Code;
 
-/// How often a waiting AICPU task looks at its own cancellation.
+/// How often a waiting AICPU task looks at its own cancellation (a teardown of its stream wakes
+/// the stream's waiters, not the paired stream's, which the task waits on); not a timeout.
 const AICPU_POLL: Duration = Duration::from_millis(20);
 
 /// The longest a wait whose work waits on a paired stream sleeps before it reads that stream's
