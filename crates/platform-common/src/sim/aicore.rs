@@ -1,11 +1,19 @@
-//! Running one AICore op: `block_dim` threads, each running one block of a real kernel blob, and
-//! the reaper that enforces the op-execute timeout.
+//! Running one AICore op: `block_dim` threads, each running one block of a real kernel blob, the
+//! reaper that enforces the op-execute timeout, and the op's stall clock.
 //!
 //! The reaper counts only time a block spends blocked in the kernel wait API: a block whose
 //! cumulative waiting exceeds the op's op-execute timeout is reaped (its wait returns
 //! [`WaitOutcome::Reaped`]), and so is every other block of the op the next time it waits. Compute
-//! time never counts, so a loaded machine causes no false timeouts. This file never touches
-//! streams, contexts or card files; it returns the op's result code to the stream worker.
+//! time never counts, so a loaded machine causes no false timeouts.
+//!
+//! The stall clock ([`OpControl::stalled`]) is the time during which every block of the op that
+//! has not returned is blocked in the wait API (a block not started yet is not blocked: it waits
+//! for a host CPU, not for the device). The stream sync counts only that time, by the same rule as
+//! the reaper. Each time the op enters or leaves that state, the op calls the stream's notifier,
+//! so a sync waiting on it recomputes its deadline.
+//!
+//! This file never touches streams, contexts or card files; it returns the op's result code to
+//! the stream worker.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
@@ -50,7 +58,38 @@ pub(crate) struct AicoreOp {
 struct Flags {
     reaped: bool,
     cancelled: bool,
+    /// Blocks that have not returned (blocks not started yet included).
+    unfinished: u32,
+    /// Blocks blocked in the wait API right now.
+    waiting: u32,
+    /// Since when every unfinished block has been waiting, while that lasts.
+    stalled_since: Option<Instant>,
+    /// Stalled time before `stalled_since`.
+    stalled_before: Duration,
 }
+
+impl Flags {
+    /// Brings the stall clock up to date after `waiting` or `unfinished` changed; true when the
+    /// op entered or left the stalled state.
+    fn restall(&mut self) -> bool {
+        let stalled = self.waiting > 0 && self.waiting >= self.unfinished;
+        match (self.stalled_since, stalled) {
+            (None, true) => {
+                self.stalled_since = Some(Instant::now());
+                true
+            }
+            (Some(since), false) => {
+                self.stalled_before += since.elapsed();
+                self.stalled_since = None;
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+/// What a block calls when its op enters or leaves the stalled state (the stream's notifier).
+pub(crate) type StallNotify<'a> = &'a (dyn Fn() + Sync);
 
 /// Shared control of one running op: reaped or cancelled, and the condvar its waiters sleep on.
 #[derive(Debug)]
@@ -61,9 +100,14 @@ pub(crate) struct OpControl {
 }
 
 impl OpControl {
-    pub(crate) fn new(limit: Duration) -> Self {
+    /// The control of an op of `blocks` blocks (0 for a task without blocks, which never stalls)
+    /// whose blocks are reaped after `limit` of waiting.
+    pub(crate) fn new(limit: Duration, blocks: u32) -> Self {
         Self {
-            flags: Mutex::new(Flags::default()),
+            flags: Mutex::new(Flags {
+                unfinished: blocks,
+                ..Flags::default()
+            }),
             cv: Condvar::new(),
             limit,
         }
@@ -86,12 +130,35 @@ impl OpControl {
     fn is_reaped(&self) -> bool {
         self.flags().reaped
     }
+
+    /// The op's stall clock: how long every unfinished block has been blocked in the wait API.
+    pub(crate) fn stalled(&self) -> Duration {
+        let f = self.flags();
+        f.stalled_before + f.stalled_since.map_or(Duration::ZERO, |t| t.elapsed())
+    }
+
+    /// Whether every unfinished block is blocked in the wait API right now.
+    pub(crate) fn is_stalled(&self) -> bool {
+        self.flags().stalled_since.is_some()
+    }
+
+    /// A block returned (or never started).
+    fn block_done(&self, notify: StallNotify<'_>) {
+        let mut f = self.flags();
+        f.unfinished = f.unfinished.saturating_sub(1);
+        let changed = f.restall();
+        drop(f);
+        if changed {
+            notify();
+        }
+    }
 }
 
 /// The wait API as one block sees it: tracks that block's cumulative blocked time.
 struct BlockWaiter<'a> {
     ctl: &'a OpControl,
     blocked_ns: AtomicU64,
+    notify: StallNotify<'a>,
 }
 
 impl Waiter for BlockWaiter<'_> {
@@ -99,6 +166,12 @@ impl Waiter for BlockWaiter<'_> {
         let start = Instant::now();
         let before = Duration::from_nanos(self.blocked_ns.load(Ordering::Relaxed));
         let mut flags = self.ctl.flags();
+        flags.waiting += 1;
+        if flags.restall() {
+            drop(flags);
+            (self.notify)();
+            flags = self.ctl.flags();
+        }
         let outcome = loop {
             if flags.reaped || flags.cancelled {
                 break WaitOutcome::Reaped;
@@ -120,7 +193,12 @@ impl Waiter for BlockWaiter<'_> {
                 .unwrap_or_else(PoisonError::into_inner)
                 .0;
         };
+        flags.waiting -= 1;
+        let changed = flags.restall();
         drop(flags);
+        if changed {
+            (self.notify)();
+        }
         let total = before + start.elapsed();
         self.blocked_ns.store(
             u64::try_from(total.as_nanos()).unwrap_or(u64::MAX),
@@ -137,14 +215,19 @@ impl AicoreOp {
     /// Runs every block to its end and returns the op's result: the arch's op-timeout code when
     /// the op was reaped, 507015 when a block returned a non-zero status (e.g. a kernel refusing
     /// a buffer too small for its sizes: on a card that out-of-bounds access is an AICore
-    /// exception, and the stream then poisons the context).
-    pub(crate) fn run(&self, ctl: &OpControl) -> Result<(), Code> {
+    /// exception, and the stream then poisons the context). `ctl` was made for `block_dim`
+    /// blocks; `notify` is called when the op enters or leaves the stalled state.
+    pub(crate) fn run(&self, ctl: &OpControl, notify: StallNotify<'_>) -> Result<(), Code> {
         let statuses: Vec<i32> = std::thread::scope(|s| {
             let handles: Vec<_> = (0..self.block_dim)
                 .map(|idx| {
                     std::thread::Builder::new()
                         .name(format!("sim-aicore-{idx}"))
-                        .spawn_scoped(s, move || self.run_block(idx, ctl))
+                        .spawn_scoped(s, move || {
+                            let status = self.run_block(idx, ctl, notify);
+                            ctl.block_done(notify);
+                            status
+                        })
                 })
                 .collect();
             handles
@@ -153,6 +236,7 @@ impl AicoreOp {
                     Ok(h) => h.join().unwrap_or(-1),
                     Err(e) => {
                         tracing::error!(error = %e, "cannot start a simulated AICore thread");
+                        ctl.block_done(notify);
                         -1
                     }
                 })
@@ -179,10 +263,11 @@ impl AicoreOp {
         Ok(())
     }
 
-    fn run_block(&self, idx: u32, ctl: &OpControl) -> i32 {
+    fn run_block(&self, idx: u32, ctl: &OpControl, notify: StallNotify<'_>) -> i32 {
         let waiter = BlockWaiter {
             ctl,
             blocked_ns: AtomicU64::new(0),
+            notify,
         };
         match self.mode {
             OpMode::Hang => {
@@ -227,6 +312,7 @@ mod tests {
         BlockWaiter {
             ctl,
             blocked_ns: AtomicU64::new(0),
+            notify: &|| {},
         }
     }
 
@@ -239,7 +325,7 @@ mod tests {
         // Of a 10 s limit, all but 500 ms was already spent waiting.
         let limit = Duration::from_secs(10);
         let left = Duration::from_millis(500);
-        let ctl = OpControl::new(limit);
+        let ctl = OpControl::new(limit, 1);
         let w = waiter(&ctl);
         w.blocked_ns
             .store((limit - left).as_nanos() as u64, Ordering::Relaxed);
@@ -261,13 +347,13 @@ mod tests {
 
     #[test]
     fn one_reaped_block_reaps_the_whole_op_and_cancel_releases_waiters() {
-        let ctl = OpControl::new(Duration::from_millis(20));
+        let ctl = OpControl::new(Duration::from_millis(20), 2);
         let (first, second) = (waiter(&ctl), waiter(&ctl));
         while first.wait(Duration::from_millis(5)) == WaitOutcome::Woken {}
         assert_eq!(second.wait(Duration::from_secs(60)), WaitOutcome::Reaped);
         assert!(blocked(&second) < Duration::from_secs(1));
 
-        let ctl = OpControl::new(Duration::from_secs(3600));
+        let ctl = OpControl::new(Duration::from_secs(3600), 1);
         std::thread::scope(|s| {
             let w = waiter(&ctl);
             let h = s.spawn(move || w.wait(Duration::from_secs(3600)));
@@ -275,5 +361,46 @@ mod tests {
             assert_eq!(h.join().unwrap(), WaitOutcome::Reaped);
         });
         assert!(!ctl.is_reaped(), "a cancelled op is not an op-timeout");
+    }
+
+    #[test]
+    fn the_op_is_stalled_only_while_every_unfinished_block_waits() {
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let notify = move || tx.send(()).unwrap();
+        let ctl = OpControl::new(Duration::from_secs(3600), 3);
+        // One block returned without waiting; a second computes (never waits): nothing stalls.
+        ctl.block_done(&notify);
+        let w = BlockWaiter {
+            ctl: &ctl,
+            blocked_ns: AtomicU64::new(0),
+            notify: &notify,
+        };
+        assert_eq!(w.wait(Duration::ZERO), WaitOutcome::Woken);
+        assert!(rx.try_recv().is_err(), "one of two unfinished blocks waited");
+        assert!(!ctl.is_stalled());
+        assert_eq!(ctl.stalled(), Duration::ZERO);
+        std::thread::scope(|s| {
+            let h = s.spawn(|| {
+                let w = BlockWaiter {
+                    ctl: &ctl,
+                    blocked_ns: AtomicU64::new(0),
+                    notify: &notify,
+                };
+                w.wait(Duration::from_secs(3600))
+            });
+            // The computing block returns: the waiting one is now every unfinished block.
+            ctl.block_done(&notify);
+            rx.recv().unwrap();
+            assert!(ctl.is_stalled());
+            let at_least = ctl.stalled();
+            // Released: the op leaves the stalled state and its clock stops.
+            ctl.cancel();
+            assert_eq!(h.join().unwrap(), WaitOutcome::Reaped);
+            rx.recv().unwrap();
+            assert!(!ctl.is_stalled());
+            let frozen = ctl.stalled();
+            assert!(frozen >= at_least);
+            assert_eq!(ctl.stalled(), frozen);
+        });
     }
 }

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::ThreadId;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::aicore::{AicoreOp, OpMode};
 use super::card_file::CardFile;
@@ -371,8 +371,14 @@ impl Driver for SimDriver {
             let fn_plan = ctx.card_state(call)?.has(|f| *f == Fault::DrainFalseNegative);
             Ok((streams, Arc::clone(&ctx.sticky), fn_plan, ctx.card))
         })?;
-        let deadline = Instant::now() + Duration::from_millis(u64::from(timeout_ms));
-        let drained = streams.iter().all(|(s, upto)| s.wait_for(*upto, deadline));
+        // Each stream's wait counts only its work's stalled time since the drain started (the
+        // stream sync's rule), so a drain times out once any stream has stalled that long.
+        let budget = Duration::from_millis(u64::from(timeout_ms));
+        let meters: Vec<_> = streams.iter().map(|(s, upto)| s.meter(*upto)).collect();
+        let drained = streams
+            .iter()
+            .zip(&meters)
+            .all(|((s, upto), meter)| s.wait_for(*upto, budget, meter));
         if let Some(cause) = sticky.get() {
             if false_negative {
                 tracing::warn!(

@@ -1,8 +1,10 @@
 //! Shared helpers of the sim integration tests: a temp machine (sim root and lock dir), kernel
-//! blobs, and a minimal device session (the seed's init and run on raw driver calls).
+//! blobs (the built-ins, and the tests' own kernels of `tests/kernels/`), and a minimal device
+//! session (the seed's init and run on raw driver calls).
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use platform_common::driver::{AicpuTask, DriverCall, KernelArg, KernelHandle, LaunchOrigin, Stream};
@@ -60,6 +62,25 @@ impl Machine {
 
 pub fn blob(arch: Arch, name: &str) -> KernelBlob {
     load_named(&built_blob_dir(arch), arch, name).unwrap()
+}
+
+/// A kernel of the tests' own (`tests/kernels/<name>.cpp`), built for both arches once per test
+/// process into cargo's temp dir for tests (blobs are renamed into place, so test processes
+/// building at once do not disturb each other).
+pub fn test_blob(arch: Arch, name: &str) -> KernelBlob {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    let dir = BUILT.get_or_init(|| {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels");
+        let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("sim-test-kernels");
+        kernel_build::KernelBuild::new(&out)
+            .archs(Arch::ALL.map(|a| a.name()))
+            .sources_in(&src)
+            .unwrap()
+            .build()
+            .unwrap();
+        out
+    });
+    load_named(&dir.join(arch.name()), arch, name).unwrap()
 }
 
 pub fn err(call: DriverCall, code: Code) -> DriverError {
