@@ -111,20 +111,7 @@ fn check_env() -> Result<(), platform_common::env::EnvError> {
     ])
 }
 
-/// An error and its causes on one line (`a: b: c`), as `merge-reports` prints them.
-pub fn error_chain(err: &dyn Error) -> String {
-    let mut s = err.to_string();
-    let mut cause = err.source();
-    while let Some(c) = cause {
-        let text = c.to_string();
-        if !s.ends_with(&text) {
-            s.push_str(": ");
-            s.push_str(&text);
-        }
-        cause = c.source();
-    }
-    s.replace('\n', " ")
-}
+pub use crate::cli::error_chain;
 
 fn init_tracing(default: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()

@@ -379,6 +379,21 @@ pub fn one_line(text: &str) -> String {
     line.strip_prefix("error: ").unwrap_or(&line).to_owned()
 }
 
+/// An error and its causes on one line (`a: b: c`), as `merge-reports` prints them.
+pub fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut s = err.to_string();
+    let mut cause = err.source();
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !s.ends_with(&text) {
+            s.push_str(": ");
+            s.push_str(&text);
+        }
+        cause = c.source();
+    }
+    s.replace('\n', " ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -325,9 +325,9 @@ fn rerun(plan: &Plan) -> String {
 mod tests {
     use super::*;
 
-    /// The seed of the CI run (`cargo test`): its 5 plans hold today and use every fault but
-    /// `init_delay_ms` (which cannot hold until the sim charges it per init, not per launch: issue
-    /// 8 item 2); `cargo xtask chaos --dry-run --plans 5 --seed 35` prints them.
+    /// The seed of the CI run (`cargo test`): its 5 plans use every fault but `init_delay_ms`
+    /// (chosen when that fault could not hold: issue 8 items 2 and 3, since fixed);
+    /// `cargo xtask chaos --dry-run --plans 5 --seed 35` prints them.
     const CI_SEED: u64 = 35;
 
     #[test]

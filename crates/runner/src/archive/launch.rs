@@ -84,7 +84,7 @@ pub fn launch(archive: &Path, rest: &[OsString]) -> ExitCode {
     };
     let unpacked = match unpack(archive, tmp.path()) {
         Ok(u) => u,
-        Err(e) => return fail(crate::app::error_chain(&e)),
+        Err(e) => return fail(crate::cli::error_chain(&e)),
     };
     if let Err(e) = std::fs::write(tmp.path().join(LAUNCH_MARKER), std::process::id().to_string()) {
         return fail(format!("{shown}: cannot write the launch marker: {e}"));

@@ -34,7 +34,7 @@ pub use failure::{run_error_report, CaseFailure};
 pub use fixture::{ClassFixture, DeviceSetup, Fixture, FixtureData, HostSetup, SetupError, SetupInfo};
 pub use runtime::{ArchFilter, Kind, Runtime};
 pub use settings::{valid_tag, Expectation, Expected, RunInfo, Settings, SkipIf, SkipTest};
-pub use spec::CaseSpec;
-pub use suite::{stable_hash, valid_kernel_name, valid_name, Suite, SuiteError, MIN_CASE_TIMEOUT};
+pub use spec::{stable_hash, CaseSpec};
+pub use suite::{valid_kernel_name, valid_name, Suite, SuiteError, MIN_CASE_TIMEOUT};
 
 pub use crate::exec::{Arg, CaseCtx, CaseRng, DeviceBuffer, DeviceError};

@@ -13,7 +13,6 @@ use super::body::{Body, Tolerance, Workload};
 use super::failure::CaseFailure;
 use super::runtime::ArchFilter;
 use super::settings::{Expectation, Expected, RunInfo, Settings, SkipIf};
-use super::suite::stable_hash;
 use crate::exec::CaseCtx;
 
 /// One test case.
@@ -147,4 +146,13 @@ impl CaseSpec {
         self.settings.tags.extend(tags.into_iter().map(Into::into));
         self
     }
+}
+/// FNV-1a: a hash that never changes between builds or platforms (default seeds, partitions).
+pub fn stable_hash(s: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in s.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
 }

@@ -165,16 +165,6 @@ pub fn valid_kernel_name(name: &str) -> bool {
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
 }
 
-/// FNV-1a: a hash that never changes between builds or platforms (default seeds, partitions).
-pub fn stable_hash(s: &str) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in s.bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::runtime::Runtime;
@@ -236,7 +226,7 @@ mod tests {
     fn default_seeds_are_fixed_and_distinct() {
         assert_eq!(CaseSpec::trivial("x").seed, CaseSpec::trivial("x").seed);
         assert_ne!(CaseSpec::trivial("x").seed, CaseSpec::trivial("y").seed);
-        assert_eq!(stable_hash(""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(super::super::spec::stable_hash(""), 0xcbf2_9ce4_8422_2325);
     }
 
     #[test]
