@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::fixture::ClassFixture;
 use super::runtime::{Kind, Runtime};
-use super::settings::{Expectation, Expected, RunInfo, Settings, SkipIf};
+use super::settings::{Expected, RunInfo, Settings};
 use super::spec::CaseSpec;
 
 /// A class: a named group of cases of one runtime and kind.
@@ -79,10 +79,7 @@ impl ClassSpec {
 
     /// An expected failure of every case of the class (see [`CaseSpec::expect_failure`]).
     pub fn expect_failure(mut self, reason: impl Into<String>, expected: Expected) -> Self {
-        self.settings.expect = Some(Expectation {
-            reason: reason.into(),
-            expected,
-        });
+        self.settings.set_expect(reason, expected);
         self
     }
 
@@ -92,10 +89,7 @@ impl ClassSpec {
         reason: impl Into<String>,
         test: impl Fn(&RunInfo) -> bool + Send + Sync + 'static,
     ) -> Self {
-        self.settings.skip_if.push(SkipIf {
-            reason: reason.into(),
-            test: std::sync::Arc::new(test),
-        });
+        self.settings.add_skip_if(reason, test);
         self
     }
 

@@ -102,6 +102,26 @@ pub struct Settings {
 }
 
 impl Settings {
+    /// Sets the expected failure (`expect_failure` of a case or a class).
+    pub(crate) fn set_expect(&mut self, reason: impl Into<String>, expected: Expected) {
+        self.expect = Some(Expectation {
+            reason: reason.into(),
+            expected,
+        });
+    }
+
+    /// Adds a skip condition (`skip_if` of a case or a class).
+    pub(crate) fn add_skip_if(
+        &mut self,
+        reason: impl Into<String>,
+        test: impl Fn(&RunInfo) -> bool + Send + Sync + 'static,
+    ) {
+        self.skip_if.push(SkipIf {
+            reason: reason.into(),
+            test: Arc::new(test),
+        });
+    }
+
     /// A case's settings over its class's: the case's own timeout, retries and expectation win;
     /// skip conditions and tags are both (the class's first, no tag twice).
     pub fn merged(case: &Settings, class: &Settings) -> Settings {

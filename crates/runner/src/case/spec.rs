@@ -12,7 +12,7 @@ use platform_common::Arch;
 use super::body::{Body, Tolerance, Workload};
 use super::failure::CaseFailure;
 use super::runtime::ArchFilter;
-use super::settings::{Expectation, Expected, RunInfo, Settings, SkipIf};
+use super::settings::{Expected, RunInfo, Settings};
 use crate::exec::CaseCtx;
 
 /// One test case.
@@ -120,10 +120,7 @@ impl CaseSpec {
     /// passes ("expected failure did not happen") or fails otherwise. Never retried once its
     /// expectation is met; a device fault it expects still heals the card.
     pub fn expect_failure(mut self, reason: impl Into<String>, expected: Expected) -> Self {
-        self.settings.expect = Some(Expectation {
-            reason: reason.into(),
-            expected,
-        });
+        self.settings.set_expect(reason, expected);
         self
     }
 
@@ -134,10 +131,7 @@ impl CaseSpec {
         reason: impl Into<String>,
         test: impl Fn(&RunInfo) -> bool + Send + Sync + 'static,
     ) -> Self {
-        self.settings.skip_if.push(SkipIf {
-            reason: reason.into(),
-            test: Arc::new(test),
-        });
+        self.settings.add_skip_if(reason, test);
         self
     }
 
