@@ -7,23 +7,7 @@ mod common;
 
 use common::*;
 use platform_common::FailureClass;
-use runner::report::model::{AttemptOutcome, Event, RunReport};
-
-/// The cases in the order card 0 started their first attempts.
-fn started_on_card0(run: &Run) -> Vec<String> {
-    run.journal()
-        .into_iter()
-        .filter_map(|e| match e {
-            Event::CaseStarted {
-                id,
-                device: 0,
-                attempt: 1,
-                ..
-            } => Some(id),
-            _ => None,
-        })
-        .collect()
-}
+use runner::report::model::{AttemptOutcome, RunReport};
 
 /// The cases with a failed attempt.
 fn with_a_failed_attempt(r: &RunReport) -> Vec<String> {

@@ -11,23 +11,7 @@ use std::time::Duration;
 
 use common::*;
 use platform_common::driver::DriverCall;
-use runner::report::model::{AttemptOutcome, Diagnostics, Event};
-
-/// The cases in the order card 0 started their first attempts.
-fn started_on_card0(run: &Run) -> Vec<String> {
-    run.journal()
-        .into_iter()
-        .filter_map(|e| match e {
-            Event::CaseStarted {
-                id,
-                device: 0,
-                attempt: 1,
-                ..
-            } => Some(id),
-            _ => None,
-        })
-        .collect()
-}
+use runner::report::model::{AttemptOutcome, Diagnostics};
 
 /// The diagnostics of `id`'s first attempt, which timed out.
 fn first_diagnosis(run: &Run, id: &str) -> Diagnostics {

@@ -372,3 +372,19 @@ pub fn list(sandbox: &Sandbox, arch: &str, args: &[&str]) -> Vec<String> {
 pub fn exists(p: &Path) -> bool {
     p.exists()
 }
+
+/// The cases in the order card 0 started their first attempts.
+pub fn started_on_card0(run: &Run) -> Vec<String> {
+    run.journal()
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::CaseStarted {
+                id,
+                device: 0,
+                attempt: 1,
+                ..
+            } => Some(id),
+            _ => None,
+        })
+        .collect()
+}
