@@ -18,10 +18,8 @@ fn first_diagnosis(run: &Run, id: &str) -> Diagnostics {
     let r = run.report();
     let a = &case(&r, id).attempts[0];
     assert_eq!(a.outcome, AttemptOutcome::TimedOut, "{id}: {a:?}");
-    a.output
-        .diagnostics
-        .clone()
-        .unwrap_or_else(|| panic!("{id}: no diagnostics: {a:?}"))
+    let d = a.output.diagnostics.as_deref().cloned();
+    d.unwrap_or_else(|| panic!("{id}: no diagnostics: {a:?}"))
 }
 
 /// Asserts the breadcrumb names the stalled launch (the cases of `VectorAdd` make one launch).

@@ -108,16 +108,4 @@ impl ClassSpec {
     pub fn settings_of(&self, case: &CaseSpec) -> Settings {
         Settings::merged(&case.settings, &self.settings)
     }
-
-    /// The class's name, runtime, kind, settings and fixture without its cases.
-    pub fn head(&self) -> ClassSpec {
-        ClassSpec {
-            name: self.name.clone(),
-            runtime: self.runtime.clone(),
-            kind: self.kind,
-            cases: Vec::new(),
-            settings: self.settings.clone(),
-            fixture: self.fixture.clone(),
-        }
-    }
 }

@@ -148,7 +148,7 @@ impl Capture {
             stdout_dropped_bytes,
             stderr,
             stderr_dropped_bytes,
-            diagnostics: self.diagnostics.take(),
+            diagnostics: self.diagnostics.take().map(Box::new),
         }
     }
 

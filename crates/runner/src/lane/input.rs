@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver};
 use std::sync::Arc;
 
+use super::case_index::IndexedSuite;
 use crate::clock::mono_ns;
 use crate::crumb::Breadcrumb;
 use crate::protocol::{FromLane, LaneOut, ToLane};
@@ -58,8 +59,8 @@ impl Pending {
 pub struct Answers {
     /// The card thread's breadcrumb.
     pub crumb: Arc<Breadcrumb>,
-    /// Every case id of the lane's suite, in the order the breadcrumb indexes them.
-    pub cases: Arc<[String]>,
+    /// The lane's suite, which names the case at the breadcrumb's position.
+    pub suite: Arc<IndexedSuite>,
     /// A writer shared with the lane's main thread.
     pub out: LaneOut,
 }
@@ -70,10 +71,7 @@ impl Answers {
         let c = self.crumb.read();
         let now = mono_ns();
         FromLane::Where {
-            case: c
-                .case
-                .and_then(|i| self.cases.get(usize::try_from(i).ok()?))
-                .cloned(),
+            case: c.case.and_then(|i| self.suite.id_at(i)),
             in_call: c.in_call.map(|(call, _)| call),
             since_ms: c.in_call.map(|(_, since)| now.saturating_sub(since) / 1_000_000),
             launch: c.launch,

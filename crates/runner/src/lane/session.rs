@@ -13,7 +13,7 @@
 //! never retries a case (the dispatcher does) and never skips one for a legitimate reason (the
 //! dispatcher never assigns those).
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashSet, VecDeque};
 use std::os::unix::net::UnixStream;
 use std::sync::mpsc::Receiver;
 use std::sync::Arc;
@@ -41,7 +41,7 @@ use crate::worker::WorkerEnv;
 
 /// A running lane.
 pub struct Lane {
-    pub(super) suite: IndexedSuite,
+    pub(super) suite: Arc<IndexedSuite>,
     pub(super) env: WorkerEnv,
     pub(super) pool: Pool,
     pub(super) lease: DeviceLease,
@@ -65,8 +65,6 @@ pub struct Lane {
     pub(super) health_check: HealthCheck,
     /// What the lane's card thread (this one) is doing, for the dispatcher's question.
     crumb: Arc<Breadcrumb>,
-    /// Each case id's index in the breadcrumb's case table.
-    case_index: HashMap<String, u32>,
 }
 
 impl std::fmt::Debug for Lane {
@@ -94,26 +92,17 @@ impl Lane {
         let crumb = Arc::new(Breadcrumb::default());
         env.driver = Arc::new(StampedDriver::new(Arc::clone(&env.driver), Arc::clone(&crumb)));
         env.breadcrumb = Some(Arc::clone(&crumb));
-        let ids: Vec<String> = suite
-            .classes
-            .iter()
-            .flat_map(|c| c.cases.iter().map(|k| c.case_id(k)))
-            .collect();
-        let case_index = ids
-            .iter()
-            .enumerate()
-            .map(|(i, id)| (id.clone(), u32::try_from(i).unwrap_or(NO_CASE)))
-            .collect();
+        let suite = Arc::new(IndexedSuite::new(suite));
         let out = LaneOut::new(chan);
         let answers = Answers {
             crumb: Arc::clone(&crumb),
-            cases: ids.into(),
+            suite: Arc::clone(&suite),
             out: out.shared(),
         };
         let pending = Pending::default();
         let input = super::input::spawn_reader(pending.clone(), &out, answers);
         Self {
-            suite: IndexedSuite::new(suite),
+            suite,
             env,
             pool: Pool::new(),
             lease,
@@ -123,7 +112,6 @@ impl Lane {
             sink,
             out,
             crumb,
-            case_index,
             marks: Marks::from_env(),
             health,
             hooks: Hooks::none(),
@@ -227,9 +215,11 @@ impl Lane {
     }
 
     pub(super) fn started(&mut self, class: &str, id: &str) {
-        let index = self.case_index.get(id).copied().unwrap_or(NO_CASE);
+        let index = self.suite.position(id).unwrap_or(NO_CASE);
         self.crumb.start_case(index);
-        self.started_classes.insert(class.to_owned());
+        if !self.started_classes.contains(class) {
+            self.started_classes.insert(class.to_owned());
+        }
         self.send_started(id);
         self.hooks.reach(Point::DuringCase, id);
     }
@@ -309,7 +299,9 @@ impl Lane {
     }
 
     fn run_one(&mut self, id: &str) -> Step {
-        let Some((class, case)) = self.suite.find_case(id) else {
+        // A handle of its own, so the case and class are borrowed from it, not from `self`.
+        let suite = Arc::clone(&self.suite);
+        let Some((class, case)) = suite.find_case(id) else {
             let since = Instant::now();
             self.send_started(id);
             let e = ErrorReport::new(
@@ -319,19 +311,18 @@ impl Lane {
             self.finish(id, CaseRun::failed(e), since);
             return Step::Next;
         };
-        let (class, case) = (class.head(), case.clone());
         match (&case.body, class.kind) {
             (Body::Trivial, _) => {
                 let since = Instant::now();
                 self.started(&class.name, id);
-                let expect = class.settings_of(&case).expect;
+                let expect = class.settings_of(case).expect;
                 let judged = exec::judge(CaseRun::passed(), expect.as_ref(), self.env.arch);
                 self.finish(id, judged.reported, since);
                 Step::Next
             }
-            _ if case.device_count > 1 => self.run_multi(id, &class, &case),
-            (_, Kind::Pooled) => self.run_pooled(id, &class, &case),
-            (_, Kind::Standalone) => self.run_standalone(id, &class, &case),
+            _ if case.device_count > 1 => self.run_multi(id, class, case),
+            (_, Kind::Pooled) => self.run_pooled(id, class, case),
+            (_, Kind::Standalone) => self.run_standalone(id, class, case),
         }
     }
 

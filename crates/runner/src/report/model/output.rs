@@ -34,7 +34,7 @@ pub struct AttemptOutput {
     /// Where the attempt was stuck when the dispatcher ended it for its timeout (absent
     /// otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub diagnostics: Option<Diagnostics>,
+    pub diagnostics: Option<Box<Diagnostics>>,
 }
 
 fn is_zero(n: &u64) -> bool {
