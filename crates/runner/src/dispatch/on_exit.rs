@@ -250,7 +250,7 @@ impl Dispatcher {
                 let c = self.work.case(i);
                 Outstanding {
                     index: i,
-                    class: &c.class_name,
+                    class: c.class_name(),
                     name: c.name(),
                 }
             })

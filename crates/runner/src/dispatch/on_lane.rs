@@ -164,6 +164,20 @@ impl Dispatcher {
     }
 
     fn case_index(&self, lane: usize, id: &str) -> Option<usize> {
+        // A lane runs its cases in the order it was given them: the one it names is nearly always
+        // its running case (`finished`) or the first it holds (`started`). One comparison each,
+        // where the suite's index costs a cache miss at 100,000 cases.
+        let l = &self.lanes[lane];
+        let likely = l
+            .running
+            .map(|(i, _)| i)
+            .into_iter()
+            .chain(l.outstanding.front().copied());
+        for i in likely {
+            if self.work.case(i).id == id {
+                return Some(i);
+            }
+        }
         let i = self.work.index_of(id);
         if i.is_none() {
             tracing::warn!(

@@ -130,15 +130,10 @@ pub fn run(plan: RunPlan, suite: &Suite) -> Result<RunOutcome, DispatchError> {
     };
     for i in 0..work.cases().len() {
         let c = work.case(i);
-        // The case's own class by index: a search of the whole suite per case would grow with
-        // the square of the suite.
+        // The case by its indices: a search by name, in the suite or in the class, would cost a
+        // pass over them per case.
         let class = &suite.classes[c.class];
-        let name =
-            c.id.strip_prefix(class.name.as_str())
-                .and_then(|r| r.strip_prefix("::"));
-        let Some(spec) = name.and_then(|n| class.cases.iter().find(|s| s.name == n)) else {
-            continue;
-        };
+        let spec = &class.cases[c.case];
         let settings = class.settings_of(spec);
         let facts = SkipFacts {
             needs: spec.device_count,

@@ -21,8 +21,10 @@ pub struct CaseState {
     pub id: String,
     /// Index of its class in the suite.
     pub class: usize,
-    /// Its class's name.
-    pub class_name: String,
+    /// Index of the case in its class.
+    pub case: usize,
+    /// The length of its class's name, the part of `id` before `::`.
+    class_len: usize,
     /// Cards it needs (more than one: it runs in the multi-card phase).
     pub devices: u32,
     /// Its own timeout (a config override's, the case's or its class's), overriding
@@ -37,12 +39,14 @@ pub struct CaseState {
 }
 
 impl CaseState {
+    /// Its class's name.
+    pub fn class_name(&self) -> &str {
+        self.id.get(..self.class_len).unwrap_or_default()
+    }
+
     /// The case's name after `Class::`.
     pub fn name(&self) -> &str {
-        self.id
-            .strip_prefix(&self.class_name)
-            .and_then(|s| s.strip_prefix("::"))
-            .unwrap_or(&self.id)
+        self.id.get(self.class_len + 2..).unwrap_or(&self.id)
     }
 }
 
@@ -84,7 +88,8 @@ impl Work {
                 w.cases.push(CaseState {
                     id,
                     class: sc.class,
-                    class_name: class.name.clone(),
+                    case: ci,
+                    class_len: class.name.len(),
                     devices,
                     timeout: settings.timeout,
                     retries: settings.retries,
@@ -298,7 +303,14 @@ mod tests {
         assert_eq!(w.pop_at_most(1).unwrap().cases, vec![2]);
         assert!(w.pop_at_most(1).is_none());
         assert_eq!(w.case(1).name(), "y");
-        assert_eq!(w.case(2).class_name, "B");
+        assert_eq!(w.case(2).class_name(), "B");
+        assert_eq!(w.case(2).name(), "z");
+        assert_eq!(
+            (w.case(1).class, w.case(1).case),
+            (0, 1),
+            "the case by its indices"
+        );
+        assert_eq!((w.case(2).class, w.case(2).case), (1, 0));
         w.finish(0);
         w.finish(0);
         assert_eq!(w.open_cases(), vec![1, 2]);

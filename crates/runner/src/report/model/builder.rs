@@ -40,7 +40,8 @@ pub struct RunBuilder {
     cases: Vec<Pending>,
     index: FxHashMap<String, usize>,
     health: BTreeMap<DeviceId, Vec<HealthRecord>>,
-    started: FxHashMap<(String, DeviceId), u64>,
+    /// When each running attempt started: by case (its index in `cases`) and card.
+    started: FxHashMap<(usize, DeviceId), u64>,
     interrupted: Option<Interruption>,
 }
 
@@ -88,24 +89,33 @@ impl RunBuilder {
         Ok(())
     }
 
-    fn case_mut(&mut self, id: &str) -> Result<&mut Pending, ModelError> {
-        let i = *self
-            .index
+    fn index_of(&self, id: &str) -> Result<usize, ModelError> {
+        self.index
             .get(id)
-            .ok_or_else(|| ModelError::UnknownCase(id.to_owned()))?;
+            .copied()
+            .ok_or_else(|| ModelError::UnknownCase(id.to_owned()))
+    }
+
+    fn case_mut(&mut self, id: &str) -> Result<&mut Pending, ModelError> {
+        let i = self.index_of(id)?;
         Ok(&mut self.cases[i])
     }
 
     /// Records one attempt of a case.
     pub fn push_attempt(&mut self, id: &str, attempt: Attempt) -> Result<(), ModelError> {
-        let attempts = &mut self.case_mut(id)?.attempts;
+        let i = self.index_of(id)?;
+        self.push_attempt_at(i, attempt);
+        Ok(())
+    }
+
+    fn push_attempt_at(&mut self, i: usize, attempt: Attempt) {
+        let attempts = &mut self.cases[i].attempts;
         // Most cases have one attempt: room for exactly that one, not the four a first push
         // reserves (at 100,000 cases that is most of the dispatcher's memory).
         if attempts.capacity() == 0 {
             attempts.reserve_exact(1);
         }
         attempts.push(attempt);
-        Ok(())
     }
 
     /// Marks a case skipped, with the reason.
@@ -143,8 +153,8 @@ impl RunBuilder {
             Event::CaseStarted {
                 at_ms, id, device, ..
             } => {
-                self.case_mut(id)?;
-                self.started.insert((id.clone(), *device), *at_ms);
+                let i = self.index_of(id)?;
+                self.started.insert((i, *device), *at_ms);
             }
             Event::CaseFinished {
                 at_ms,
@@ -157,12 +167,13 @@ impl RunBuilder {
                 output,
                 ..
             } => {
+                let i = self.index_of(id)?;
                 let started_ms = self
                     .started
-                    .remove(&(id.clone(), *device))
+                    .remove(&(i, *device))
                     .unwrap_or_else(|| at_ms.saturating_sub(*duration_ms));
-                self.push_attempt(
-                    id,
+                self.push_attempt_at(
+                    i,
                     Attempt {
                         device: Some(*device),
                         pid: Some(*pid),
@@ -172,7 +183,7 @@ impl RunBuilder {
                         error: error.clone(),
                         output: output.clone(),
                     },
-                )?;
+                );
             }
             Event::CaseSkipped { id, reason, .. } => self.skip(id, reason)?,
             Event::CaseAbandoned { at_ms, id, reason } => self.abandon(id, *at_ms, reason)?,
