@@ -72,6 +72,9 @@ impl Work {
     /// retries are the config's overrides over its own settings over its class's.
     pub fn new(suite: &Suite, selection: &Selection, overrides: &Overrides) -> Self {
         let mut w = Work::default();
+        let n = selection.len();
+        w.cases.reserve_exact(n);
+        w.index.reserve(n);
         for sc in &selection.classes {
             let class = &suite.classes[sc.class];
             let mut unit = Vec::new();

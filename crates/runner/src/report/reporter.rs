@@ -181,6 +181,8 @@ impl Reporter {
     ) -> Result<(), ReportError> {
         let mut n = 0;
         let mut added = Ok(());
+        let cases = cases.into_iter();
+        self.builder.reserve(cases.size_hint().0);
         for (id, class, runtime) in cases {
             added = self
                 .builder
