@@ -173,20 +173,20 @@ impl Reporter {
         Ok(())
     }
 
-    /// Adds selected cases `(id, class, runtime)` (before the run starts); the progress bar grows
-    /// once, by their number.
-    pub fn add_cases<'a>(
+    /// Adds `count` selected cases `(id, class, runtime)` (before the run starts); the progress
+    /// bar grows once, by their number.
+    pub fn add_cases<'a, Id: AsRef<str>>(
         &mut self,
-        cases: impl IntoIterator<Item = (&'a str, &'a str, &'a str)>,
+        count: usize,
+        cases: impl IntoIterator<Item = (Id, &'a str, &'a str)>,
     ) -> Result<(), ReportError> {
         let mut n = 0;
         let mut added = Ok(());
-        let cases = cases.into_iter();
-        self.builder.reserve(cases.size_hint().0);
+        self.builder.reserve(count);
         for (id, class, runtime) in cases {
             added = self
                 .builder
-                .add_case(id, class, runtime)
+                .add_case(id.as_ref(), class, runtime)
                 .map_err(ReportError::from);
             if added.is_err() {
                 break;
