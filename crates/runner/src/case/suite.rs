@@ -4,7 +4,7 @@
 //! This file owns the suite's shape and its validation ([`SuiteError`], each naming the bad
 //! declaration). It never runs anything.
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -106,26 +106,27 @@ impl Suite {
     /// Checks the declarations: unique names usable in selectors, at least one card per case,
     /// plain tags, kernel names that can name a file, timeouts of at least 1 ms.
     pub fn validate(&self) -> Result<(), SuiteError> {
-        let mut classes = HashSet::new();
+        let mut classes = FxHashSet::default();
         for class in &self.classes {
             check_name(&class.name)?;
             if !classes.insert(class.name.as_str()) {
                 return Err(SuiteError::DuplicateClass(class.name.clone()));
             }
-            check_settings(&class.name, &class.settings)?;
-            let mut cases = HashSet::new();
+            check_settings(|| class.name.clone(), &class.settings)?;
+            let mut cases = FxHashSet::default();
             for case in &class.cases {
                 check_name(&case.name)?;
-                let id = class.case_id(case);
+                // Named only in an error: a valid suite of 100,000 cases formats none of them.
+                let id = || class.case_id(case);
                 if !cases.insert(case.name.as_str()) {
-                    return Err(SuiteError::DuplicateCase(id));
+                    return Err(SuiteError::DuplicateCase(id()));
                 }
                 if case.device_count == 0 {
-                    return Err(SuiteError::ZeroDevices(id));
+                    return Err(SuiteError::ZeroDevices(id()));
                 }
-                check_settings(&id, &case.settings)?;
+                check_settings(id, &case.settings)?;
                 if let Some(k) = case.kernels.iter().find(|k| !valid_kernel_name(k)) {
-                    return Err(SuiteError::BadKernelName(id, k.clone()));
+                    return Err(SuiteError::BadKernelName(id(), k.clone()));
                 }
             }
         }
@@ -133,12 +134,13 @@ impl Suite {
     }
 }
 
-fn check_settings(what: &str, s: &Settings) -> Result<(), SuiteError> {
+/// Checks the settings of the class or case `what` names (called only for an error).
+fn check_settings(what: impl Fn() -> String, s: &Settings) -> Result<(), SuiteError> {
     if let Some(t) = s.tags.iter().find(|t| !valid_tag(t)) {
-        return Err(SuiteError::BadTag(what.to_owned(), t.clone()));
+        return Err(SuiteError::BadTag(what(), t.clone()));
     }
     if s.timeout.is_some_and(|t| t < MIN_CASE_TIMEOUT) {
-        return Err(SuiteError::ShortTimeout(what.to_owned()));
+        return Err(SuiteError::ShortTimeout(what()));
     }
     Ok(())
 }
