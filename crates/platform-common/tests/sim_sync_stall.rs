@@ -70,6 +70,38 @@ fn sync(
     drv.synchronize_stream_with_timeout(stream, ms)
 }
 
+/// Launches `spin` as [`launch_spin`] does and syncs `streams` in order, each with the compute
+/// tests' [`SYNC_MS`]: each sync is `Done`, they returned no earlier than the kernel's [`SPIN`]
+/// after the launch, and every block ran.
+fn spin_then_sync(
+    drv: &SimDriver,
+    s: &Session,
+    spinners: u32,
+    aicpu: bool,
+    streams: &[platform_common::driver::Stream],
+    what: &str,
+) {
+    // The clock starts before the launch: the kernel computes from then on.
+    let start = Instant::now();
+    let out = launch_spin(drv, s, spinners, aicpu);
+    for stream in streams {
+        sync(drv, *stream, SYNC_MS).unwrap();
+    }
+    assert!(
+        start.elapsed() >= SPIN,
+        "{what}: synced after {:?}",
+        start.elapsed()
+    );
+    assert_every_block_ran(drv, out, what);
+}
+
+/// The wait that began at `start` lasted at least `at_least`, and well under [`GENEROUS`].
+fn assert_waited(start: Instant, at_least: Duration, what: &str) {
+    let took = start.elapsed();
+    assert!(took >= at_least, "{what}: {took:?}");
+    assert!(took < GENEROUS, "{what}: {took:?}");
+}
+
 #[test]
 fn a_kernel_that_computes_for_several_sync_timeouts_is_synced_done() {
     for arch in Arch::ALL {
@@ -77,28 +109,9 @@ fn a_kernel_that_computes_for_several_sync_timeouts_is_synced_done() {
         let drv = m.driver();
         let s = Session::init(&drv, 0).unwrap();
         // As a runner syncs: the AICPU stream (whose task waits on the AICore work), then AICore.
-        // The clock starts before the launch: the kernel computes from then on.
-        let start = Instant::now();
-        let out = launch_spin(&drv, &s, BLOCKS, true);
-        sync(&drv, s.aicpu, SYNC_MS).unwrap();
-        sync(&drv, s.aicore, SYNC_MS).unwrap();
-        assert!(
-            start.elapsed() >= SPIN,
-            "{arch}: synced after {:?}",
-            start.elapsed()
-        );
-        assert_every_block_ran(&drv, out, arch.name());
+        spin_then_sync(&drv, &s, BLOCKS, true, &[s.aicpu, s.aicore], arch.name());
         // The AICore stream alone, synced while its op computes.
-        // The clock starts before the launch: the kernel computes from then on.
-        let start = Instant::now();
-        let out = launch_spin(&drv, &s, BLOCKS, false);
-        sync(&drv, s.aicore, SYNC_MS).unwrap();
-        assert!(
-            start.elapsed() >= SPIN,
-            "{arch}: synced after {:?}",
-            start.elapsed()
-        );
-        assert_every_block_ran(&drv, out, arch.name());
+        spin_then_sync(&drv, &s, BLOCKS, false, &[s.aicore], arch.name());
         assert!(drv.sticky_error(0).is_none(), "{arch}");
     }
 }
@@ -111,17 +124,7 @@ fn blocks_waiting_for_a_block_that_computes_are_no_stall() {
         let s = Session::init(&drv, 0).unwrap();
         drv.set_op_execute_timeout(NO_REAP_US).unwrap();
         // Block 0 computes; blocks 1..3 wait in the wait API until it has stored its result.
-        // The clock starts before the launch: the kernel computes from then on.
-        let start = Instant::now();
-        let out = launch_spin(&drv, &s, 1, true);
-        sync(&drv, s.aicpu, SYNC_MS).unwrap();
-        sync(&drv, s.aicore, SYNC_MS).unwrap();
-        assert!(
-            start.elapsed() >= SPIN,
-            "{arch}: synced after {:?}",
-            start.elapsed()
-        );
-        assert_every_block_ran(&drv, out, arch.name());
+        spin_then_sync(&drv, &s, 1, true, &[s.aicpu, s.aicore], arch.name());
     }
 }
 
@@ -142,9 +145,7 @@ fn a_kernel_that_waits_longer_than_the_sync_timeout_times_the_sync_out() {
         for (stream, name) in [(s.aicpu, "aicpu"), (s.aicore, "aicore")] {
             let start = Instant::now();
             assert_eq!(sync(&drv, stream, 100), Err(timeout), "{arch} {name}");
-            let took = start.elapsed();
-            assert!(took >= Duration::from_millis(100), "{arch} {name}: {took:?}");
-            assert!(took < GENEROUS, "{arch} {name}: {took:?}");
+            assert_waited(start, Duration::from_millis(100), &format!("{arch} {name}"));
         }
         // A sync timeout leaves no error state and poisons nothing.
         assert_eq!(drv.stats().error_state_syncs, 0, "{arch}");
@@ -192,9 +193,7 @@ fn a_hang_is_reaped_before_the_sync_times_out_and_its_stream_then_blocks_its_who
             )),
             "{arch}"
         );
-        let took = start.elapsed();
-        assert!(took >= Duration::from_millis(300), "{arch}: {took:?}");
-        assert!(took < GENEROUS, "{arch}: {took:?}");
+        assert_waited(start, Duration::from_millis(300), arch.name());
         assert_eq!(drv.stats().error_state_syncs, 1, "{arch}");
     }
 }
@@ -231,9 +230,7 @@ fn the_drain_counts_only_stalled_time_too() {
             )),
             "{arch}"
         );
-        let took = start.elapsed();
-        assert!(took >= Duration::from_millis(100), "{arch}: {took:?}");
-        assert!(took < GENEROUS, "{arch}: {took:?}");
+        assert_waited(start, Duration::from_millis(100), arch.name());
         drv.reset_device(0).unwrap();
     }
 }
