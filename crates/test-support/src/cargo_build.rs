@@ -60,13 +60,20 @@ fn profile_dir() -> Result<(PathBuf, String), LocateError> {
     Ok((dir, profile))
 }
 
+/// The target directory the running test binary was built in (`<target>/<profile>/..`).
+pub(crate) fn target_dir() -> Result<PathBuf, LocateError> {
+    let (dir, _) = profile_dir()?;
+    dir.parent()
+        .map(Path::to_path_buf)
+        .ok_or(LocateError::NoTargetDir(dir))
+}
+
 /// Runs `cargo build -p package EXTRA...` for the profile and target directory the running
 /// test binary was built in and returns `<target>/<profile>/<artifact>`.
 pub(crate) fn cargo_build(package: &str, extra: &[&str], artifact: &str) -> Result<PathBuf, LocateError> {
     let (dir, profile) = profile_dir()?;
-    let target = dir
-        .parent()
-        .ok_or_else(|| LocateError::NoTargetDir(dir.clone()))?;
+    let target = target_dir()?;
+    let target = target.as_path();
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(&cargo);
     cmd.args(["build", "--quiet", "-p", package])

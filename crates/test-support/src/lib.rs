@@ -16,6 +16,8 @@
 //! - [`acl_fixtures`]: shared objects that are not CANN, for the `acl` driver's load tests.
 //! - [`probe_suite`]: cases that exercise the runner's public authoring API from outside it, run
 //!   by the `probe-suite` binary ([`bins::probe_suite`]) in the runner's process tests.
+//! - [`real_headers`]: CANN's real ACL headers out of the torch-npu wheel `.ci/run` downloads,
+//!   for the conformance tests.
 //! - [`entry`]: the arch crate's `ENTRY` of an `Arch` (the one place this crate names the arch
 //!   crates).
 //!
@@ -34,6 +36,7 @@ pub mod helper;
 pub mod locate;
 pub mod measure;
 pub mod probe_suite;
+pub mod real_headers;
 pub mod suites;
 
 pub use arches::entry;
