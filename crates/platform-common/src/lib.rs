@@ -8,6 +8,8 @@
 //! - [`sim`]: the simulated card (feature `sim`), a real `Driver` that behaves as measured cards did.
 //! - `acl` (feature `onboard`): the CANN `Driver`, its libraries loaded at run time.
 //! - [`lease`]: exclusive, crash-safe per-card leases (`flock`).
+//! - [`visible`]: a card's logical id and its physical (driver-visible) id under
+//!   `ASCEND_RT_VISIBLE_DEVICES`.
 //! - [`env`] and [`number`]: how an `ONBOARD_*` variable is read and the one rule for a number.
 //! - [`timeouts`]: scheduler < op-execute < stream-sync, with their overrides.
 //! - [`kernel`]: the kernel-blob ABI and loader (the blobs are built by `build.rs` with the
@@ -33,6 +35,7 @@ pub mod lease;
 pub mod number;
 pub mod runner_base;
 pub mod timeouts;
+pub mod visible;
 
 #[cfg(feature = "sim")]
 pub mod sim;
