@@ -16,9 +16,10 @@
 //!   `lane::escalate` (`sink_records`), applied by the lane's session; [`sink`]: the poison sink;
 //!   [`protocol`]: the lane's private channel (JSON lines, bounded), its output marks and exit
 //!   codes.
-//! - [`dispatch`]: leases, lanes, the event loop. Steps 5 to 7 are decided by `dispatch::policy`
-//!   (`sink_rerun`, `lane_exit`, `blame`, `retry`, `quarantine`, `watchdog`, `handout`), applied by
-//!   the event loop (`on_exit`, `on_lane`, `lanes`); step 8 is [`report::verdict`] and
+//! - [`dispatch`]: leases, lanes, the dispatcher. Steps 5 to 7 are decided by `dispatch::policy`
+//!   (`sink_rerun`, `lane_exit`, `strikes`, `blame`, `retry`, `quarantine`, `watchdog`, `plan`,
+//!   `handout`), applied by the state machine `dispatch::state` (events in, actions out, no
+//!   process), whose actions `dispatch::proc` carries out; step 8 is [`report::verdict`] and
 //!   `RunReport::exit_code`; [`report`]: what a run leaves behind.
 //! - [`cli`], [`app`], [`platform`]: the suite binary's surface and the driver chosen at run time;
 //!   [`config`]: the config file's profiles and overrides, and which source of a setting wins;

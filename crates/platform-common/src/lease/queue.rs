@@ -13,7 +13,7 @@
 //!
 //! Reading the queue takes the queue lock first: a ticket is created and locked under it, so a
 //! reader never takes a new ticket for a dead one. The rule the queue serves (in
-//! `dispatch::card_wait` of the runner): a run may take a free card only when no earlier live
+//! `dispatch::cards::card_wait` of the runner): a run may take a free card only when no earlier live
 //! waiter wants it ([`Waiter::reserves`]); a waiter for "any N cards" wants every card. So the head
 //! of the queue takes cards first and a stream of short runs cannot starve a long-waiting one.
 //!

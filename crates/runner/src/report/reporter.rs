@@ -156,6 +156,11 @@ impl Reporter {
         clock::run_ms(self.started_mono_ns, mono_ns)
     }
 
+    /// The run's clock start: the `CLOCK_MONOTONIC` reading (ns) every `at_ms` counts from.
+    pub fn clock_start_ns(&self) -> u64 {
+        self.started_mono_ns
+    }
+
     /// The report directory.
     pub fn dir(&self) -> &Path {
         &self.dir

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use platform_common::FailureClass;
 
-use super::super::kill::KillReason;
+use super::kill_reason::KillReason;
 use crate::protocol::{LineTooLong, MAX_LINE};
 use crate::report::model::{AttemptOutcome, ErrorReport, LaneStatus};
 

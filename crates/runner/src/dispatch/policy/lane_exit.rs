@@ -5,18 +5,22 @@
 //!
 //! A lane killed by a signal the dispatcher did not send ([`super::blame::infrastructure_kill`])
 //! is replaced by a fresh process like any lane that died, but it is no death of the card's: it
-//! counts toward [`super::quarantine::MAX_INFRA_KILLS`] instead, and the card leaves the run only
-//! at that bound, blamed on the host.
+//! is a strike of its own kind ([`Strike::InfraKill`]), and the card leaves the run only at that
+//! kind's bound, blamed on the host.
+//!
+//! A decision names the strike an exit is ([`Strike`]); it never reads a count. The state machine
+//! counts the strike and asks [`super::strikes::after_strike`] what the new count means.
 //!
 //! This file owns that decision as a pure function of an [`ExitFacts`] (nextest's dispatcher
 //! shape: facts in, a response out). The blame for a death ([`super::blame`]) and the sink's
 //! split ([`super::sink_rerun`]) are decided before it; it never spawns, requeues or records
-//! anything (the event loop applies the [`ExitDecision`]).
+//! anything (the state machine applies the [`ExitDecision`]).
 
 use platform_common::DeviceId;
 
 use super::blame::describe_signal;
-use super::quarantine::{self, InitTimeoutStep, MultiInitStep};
+use super::quarantine;
+use super::strikes::Strike;
 use crate::protocol::EXIT_NEEDS_FRESH_PROCESS;
 use crate::report::model::LaneStatus;
 
@@ -41,8 +45,6 @@ pub struct InitFailure {
     pub card: usize,
     /// Its number.
     pub device: DeviceId,
-    /// How often multi-card lanes failed to init it before.
-    pub failed_before: u32,
 }
 
 /// The facts of one lane exit. A field per fact: later rules (an init timeout, a kill the
@@ -65,17 +67,11 @@ pub struct ExitFacts {
     pub init_failed: Vec<InitFailure>,
     /// Cases its poison sink sends to a fresh lane.
     pub sink_reruns: usize,
-    /// Deaths in a row of lanes on its card before this exit.
-    pub deaths_before: u32,
     /// Whether the dispatcher ended it because an init exceeded `--init-timeout` (on its own
     /// card; a multi-card lane's slow cards are in `init_failed`).
     pub init_timed_out: bool,
-    /// Init timeouts in a row on its card before this exit.
-    pub init_timeouts_before: u32,
     /// The signal, when the lane was killed from outside (an infrastructure kill).
     pub infrastructure_kill: Option<i32>,
-    /// Infrastructure kills in a row of lanes on its card before this exit.
-    pub infra_kills_before: u32,
 }
 
 impl ExitFacts {
@@ -86,9 +82,10 @@ impl ExitFacts {
     }
 }
 
-/// What the event loop does after a lane exit. Every variant but [`ExitDecision::Closed`] puts
+/// What the state machine does after a lane exit. Every variant but [`ExitDecision::Closed`] puts
 /// the lane's unfinished cases back in the queue ([`ExitDecision::FreshLane`]: those the sink does
-/// not name) and hands out work again.
+/// not name) and hands out work again. A strike a variant names is counted against the card (a
+/// multi-card lane's own: against the multi-card lanes), and its count may take the card out.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ExitDecision {
     /// The run is finishing and the lane closed cleanly: nothing to do.
@@ -96,21 +93,21 @@ pub enum ExitDecision {
     /// A preflight lane ended: the card passed, failed (quarantined at the start of the run), or
     /// is checked again (its preflight was killed from outside).
     Preflight(PreflightStep),
-    /// The multi-card lane ended: a death is counted when it was unclean, and each card whose init
-    /// failed gets its step.
+    /// The multi-card lane ended: a strike of the multi-card lanes when it died or was killed
+    /// from outside, and one per card whose init failed in it.
     Multi {
-        /// Whether it counts as a death of a multi-card lane.
-        died: bool,
-        /// Whether it was killed from outside (counted apart from deaths).
-        infra_kill: bool,
-        /// Per card (index) whose init failed: fresh process next, or quarantine.
-        cards: Vec<(usize, MultiInitStep)>,
+        /// A death ([`Strike::Death`]) or a kill from outside ([`Strike::InfraKill`]) of a
+        /// multi-card lane.
+        strike: Option<Strike>,
+        /// Per card (index) whose init failed: its [`Strike::MultiInitFailure`].
+        init_failed: Vec<(usize, Strike)>,
     },
     /// A fresh lane could not recover its card either: the card is quarantined.
     Quarantine(String),
     /// The lane was ended in an init past `--init-timeout`: its cases go back to the queue
-    /// without an attempt, and the card gets a fresh process next or is quarantined.
-    InitTimeout(InitTimeoutStep),
+    /// without an attempt, and the card gets this [`Strike::InitTimeout`] (a fresh process next,
+    /// or quarantine).
+    InitTimeout(Strike),
     /// The sink named cases: they re-run in a fresh lane on the same card, recorded as
     /// `fresh_process` with this reason.
     FreshLane(String),
@@ -118,13 +115,9 @@ pub enum ExitDecision {
     Requeue {
         /// Set when the exit was unclean: the next lane is a fresh process, with this reason.
         replacement: Option<String>,
-        /// Whether the exit counts as a death of a lane on the card (resets on a finished case).
-        death: bool,
-        /// Whether it was an infrastructure kill (counted apart from deaths; resets likewise).
-        infra_kill: bool,
-        /// The card is quarantined: too many deaths in a row (the card's fault), or too many
-        /// infrastructure kills in a row (the host's).
-        quarantine: Option<(String, quarantine::Blamed)>,
+        /// The strike against the card: a death ([`Strike::Death`]), or a kill from outside
+        /// ([`Strike::InfraKill`], never a death).
+        strike: Option<Strike>,
     },
 }
 
@@ -135,10 +128,9 @@ pub enum PreflightStep {
     Passed,
     /// It failed (the reason says how): the card is quarantined at once and its record kept.
     Failed(String),
-    /// It was killed from outside: the card is checked again by a new preflight lane.
-    Again,
-    /// Its preflights keep being killed from outside: the card leaves the run, blamed on the host.
-    HostQuarantine(String),
+    /// It was killed from outside: a strike ([`Strike::InfraKill`]) against the card, which is
+    /// checked again by a new preflight lane unless the count takes it out (blamed on the host).
+    Killed(Strike),
 }
 
 /// Decides what follows a lane exit (see [`ExitDecision`]).
@@ -152,25 +144,21 @@ pub fn after_exit(f: &ExitFacts) -> ExitDecision {
     }
     let (status, pid) = (f.status, f.pid);
     if f.init_timed_out && f.kind != LaneKind::Multi {
-        let fresh = f.kind == LaneKind::Fresh;
-        return ExitDecision::InitTimeout(quarantine::after_init_timeout(
-            f.device,
+        return ExitDecision::InitTimeout(Strike::InitTimeout {
             pid,
-            fresh,
-            f.init_timeouts_before,
-        ));
+            fresh: f.kind == LaneKind::Fresh,
+        });
     }
     match f.kind {
         LaneKind::Multi => ExitDecision::Multi {
-            died: !clean && f.infrastructure_kill.is_none(),
-            infra_kill: f.infrastructure_kill.is_some(),
-            cards: f
+            strike: match f.infrastructure_kill {
+                Some(signal) => Some(Strike::InfraKill { signal }),
+                None => (!clean).then_some(Strike::Death),
+            },
+            init_failed: f
                 .init_failed
                 .iter()
-                .map(|c| {
-                    let step = quarantine::after_multi_init_failure(c.device, c.failed_before, pid, status);
-                    (c.card, step)
-                })
+                .map(|c| (c.card, Strike::MultiInitFailure { pid, status }))
                 .collect(),
         },
         LaneKind::Fresh
@@ -184,22 +172,17 @@ pub fn after_exit(f: &ExitFacts) -> ExitDecision {
         )),
         _ if clean => ExitDecision::Requeue {
             replacement: None,
-            death: false,
-            infra_kill: false,
-            quarantine: None,
+            strike: None,
         },
         _ if f.infrastructure_kill.is_some() => {
-            let sig = f.infrastructure_kill.unwrap_or_default();
+            let signal = f.infrastructure_kill.unwrap_or_default();
             ExitDecision::Requeue {
                 replacement: Some(format!(
                     "replacement lane: lane pid {pid} was killed by {}, which the dispatcher did \
                      not send",
-                    describe_signal(sig)
+                    describe_signal(signal)
                 )),
-                death: false,
-                infra_kill: true,
-                quarantine: quarantine::after_infra_kill(f.infra_kills_before + 1, f.device, sig)
-                    .map(|r| (r, quarantine::Blamed::Host)),
+                strike: Some(Strike::InfraKill { signal }),
             }
         }
         _ => {
@@ -212,10 +195,7 @@ pub fn after_exit(f: &ExitFacts) -> ExitDecision {
                 replacement: Some(format!(
                     "replacement lane: lane pid {pid} ended ({status}){unfinished}"
                 )),
-                death: true,
-                infra_kill: false,
-                quarantine: quarantine::after_lane_death(f.deaths_before + 1, f.device)
-                    .map(|r| (r, quarantine::Blamed::Card)),
+                strike: Some(Strike::Death),
             }
         }
     }
@@ -224,11 +204,8 @@ pub fn after_exit(f: &ExitFacts) -> ExitDecision {
 /// A preflight lane's exit (see [`PreflightStep`]): it passed when it exited 0 with no failed or
 /// timed-out init.
 fn after_preflight(f: &ExitFacts) -> PreflightStep {
-    if let Some(sig) = f.infrastructure_kill {
-        return match quarantine::after_infra_kill(f.infra_kills_before + 1, f.device, sig) {
-            Some(reason) => PreflightStep::HostQuarantine(reason),
-            None => PreflightStep::Again,
-        };
+    if let Some(signal) = f.infrastructure_kill {
+        return PreflightStep::Killed(Strike::InfraKill { signal });
     }
     if f.init_timed_out {
         return PreflightStep::Failed(format!(
@@ -253,6 +230,7 @@ mod tests {
     const NEEDS_FRESH: LaneStatus = LaneStatus::Exited(EXIT_NEEDS_FRESH_PROCESS);
     const EXIT0: LaneStatus = LaneStatus::Exited(0);
     const SEGV: LaneStatus = LaneStatus::Signaled(11);
+    const KILL: LaneStatus = LaneStatus::Signaled(9);
 
     fn facts(kind: LaneKind, status: LaneStatus) -> ExitFacts {
         ExitFacts {
@@ -264,20 +242,13 @@ mod tests {
             finishing: false,
             init_failed: Vec::new(),
             sink_reruns: 0,
-            deaths_before: 0,
             init_timed_out: false,
-            init_timeouts_before: 0,
             infrastructure_kill: None,
-            infra_kills_before: 0,
         }
     }
 
-    fn init_failure(failed_before: u32) -> Vec<InitFailure> {
-        vec![InitFailure {
-            card: 1,
-            device: 1,
-            failed_before,
-        }]
+    fn init_failure() -> Vec<InitFailure> {
+        vec![InitFailure { card: 1, device: 1 }]
     }
 
     /// The short name of a decision, for the table.
@@ -286,33 +257,36 @@ mod tests {
             ExitDecision::Closed => "closed",
             ExitDecision::Preflight(PreflightStep::Passed) => "preflight passed",
             ExitDecision::Preflight(PreflightStep::Failed(_)) => "preflight failed",
-            ExitDecision::Preflight(PreflightStep::Again) => "preflight again",
-            ExitDecision::Preflight(PreflightStep::HostQuarantine(_)) => "preflight, host quarantine",
-            ExitDecision::Multi { infra_kill: true, .. } => "multi, killed",
-            ExitDecision::Multi { died: true, .. } => "multi, died",
-            ExitDecision::Multi { died: false, .. } => "multi",
+            ExitDecision::Preflight(PreflightStep::Killed(_)) => "preflight killed",
+            ExitDecision::Multi {
+                strike: Some(Strike::InfraKill { .. }),
+                ..
+            } => "multi, killed",
+            ExitDecision::Multi { strike: Some(_), .. } => "multi, died",
+            ExitDecision::Multi { strike: None, .. } => "multi",
             ExitDecision::Quarantine(_) => "quarantine",
-            ExitDecision::InitTimeout(InitTimeoutStep::FreshNext(_)) => "init timeout, fresh next",
-            ExitDecision::InitTimeout(InitTimeoutStep::Quarantine(_)) => "init timeout, quarantine",
+            ExitDecision::InitTimeout(Strike::InitTimeout { fresh: true, .. }) => {
+                "init timeout of a fresh lane"
+            }
+            ExitDecision::InitTimeout(_) => "init timeout",
             ExitDecision::FreshLane(_) => "fresh lane",
             ExitDecision::Requeue {
-                quarantine: Some((_, quarantine::Blamed::Host)),
+                strike: Some(Strike::InfraKill { .. }),
                 ..
-            } => "requeue, host quarantine",
-            ExitDecision::Requeue {
-                quarantine: Some(_), ..
-            } => "requeue, quarantine",
-            ExitDecision::Requeue { death: true, .. } => "requeue, fresh next",
-            ExitDecision::Requeue { infra_kill: true, .. } => "requeue, fresh next, no death",
+            } => "requeue, fresh next, no death",
+            ExitDecision::Requeue { strike: Some(_), .. } => "requeue, fresh next",
             ExitDecision::Requeue { .. } => "requeue",
         }
     }
 
     /// Every row of steps 5 and 7 that follows a lane exit (and the README's lane-death rules).
+    /// What the count of a strike means is `strikes`' table; whole sequences of exits are the
+    /// state machine's scenarios.
     #[test]
     fn lane_exit_table() {
         #[rustfmt::skip]
         let rows: Vec<(&str, ExitFacts, &str)> = vec![
+            // what,                                                  facts,                                                       then
             ("clean close at the end of the run",
                 ExitFacts { finishing: true, ..facts(K::Regular, EXIT0) }, "closed"),
             ("clean exit mid-run (stdin closed for the multi-card phase)",
@@ -323,20 +297,18 @@ mod tests {
                 ExitFacts { unfinished: 1, finishing: true, ..facts(K::Regular, EXIT0) }, "requeue, fresh next"),
             ("a crash without a sink: replacement lane, a death counted",
                 ExitFacts { unfinished: 3, ..facts(K::Regular, SEGV) }, "requeue, fresh next"),
-            ("the fourth death in a row quarantines",
-                ExitFacts { unfinished: 3, deaths_before: MAX_DEATHS - 1, ..facts(K::Regular, SEGV) }, "requeue, quarantine"),
             ("escalation with a sink: its cases re-run in a fresh lane",
                 ExitFacts { unfinished: 3, sink_reruns: 3, ..facts(K::Regular, NEEDS_FRESH) }, "fresh lane"),
             ("a crash while the sink was written: the sink still re-runs",
                 ExitFacts { unfinished: 3, sink_reruns: 1, ..facts(K::Regular, SEGV) }, "fresh lane"),
             ("a regular lane's init failure goes through its sink",
-                ExitFacts { unfinished: 2, sink_reruns: 2, init_failed: init_failure(0), ..facts(K::Regular, NEEDS_FRESH) }, "fresh lane"),
+                ExitFacts { unfinished: 2, sink_reruns: 2, init_failed: init_failure(), ..facts(K::Regular, NEEDS_FRESH) }, "fresh lane"),
             ("escalation with an empty sink: a replacement lane",
                 ExitFacts { unfinished: 2, ..facts(K::Regular, NEEDS_FRESH) }, "requeue, fresh next"),
             ("a fresh lane that escalates quarantines its card",
                 ExitFacts { unfinished: 2, ..facts(K::Fresh, NEEDS_FRESH) }, "quarantine"),
             ("a fresh lane that cannot init quarantines its card",
-                ExitFacts { unfinished: 2, init_failed: init_failure(0), ..facts(K::Fresh, NEEDS_FRESH) }, "quarantine"),
+                ExitFacts { unfinished: 2, init_failed: init_failure(), ..facts(K::Fresh, NEEDS_FRESH) }, "quarantine"),
             ("a fresh lane that crashed is replaced like any lane",
                 ExitFacts { unfinished: 1, ..facts(K::Fresh, SEGV) }, "requeue, fresh next"),
             ("a fresh lane done with its pass",
@@ -345,22 +317,16 @@ mod tests {
                 facts(K::Multi, EXIT0), "multi"),
             ("the multi-card lane died",
                 ExitFacts { unfinished: 1, ..facts(K::Multi, SEGV) }, "multi, died"),
-            ("an init past --init-timeout: the cases go back, a fresh process next",
-                ExitFacts { unfinished: 3, init_timed_out: true, ..facts(K::Regular, LaneStatus::Signaled(15)) }, "init timeout, fresh next"),
+            ("an init past --init-timeout: the cases go back, a strike for the card",
+                ExitFacts { unfinished: 3, init_timed_out: true, ..facts(K::Regular, LaneStatus::Signaled(15)) }, "init timeout"),
             ("even with a sink: the hung lane wrote nothing, its cases go back",
-                ExitFacts { unfinished: 3, sink_reruns: 1, init_timed_out: true, ..facts(K::Regular, LaneStatus::Signaled(9)) }, "init timeout, fresh next"),
-            ("the fresh process timed out in init too: quarantine",
-                ExitFacts { unfinished: 3, init_timed_out: true, init_timeouts_before: 1, ..facts(K::Regular, LaneStatus::Signaled(15)) }, "init timeout, quarantine"),
-            ("a sink's fresh lane timed out in init: quarantine",
-                ExitFacts { unfinished: 1, init_timed_out: true, ..facts(K::Fresh, LaneStatus::Signaled(15)) }, "init timeout, quarantine"),
+                ExitFacts { unfinished: 3, sink_reruns: 1, init_timed_out: true, ..facts(K::Regular, LaneStatus::Signaled(9)) }, "init timeout"),
+            ("a sink's fresh lane timed out in init",
+                ExitFacts { unfinished: 1, init_timed_out: true, ..facts(K::Fresh, LaneStatus::Signaled(15)) }, "init timeout of a fresh lane"),
             ("a multi-card lane's init timeout is its cards' init failure",
-                ExitFacts { unfinished: 1, init_timed_out: true, init_failed: init_failure(0), ..facts(K::Multi, LaneStatus::Signaled(15)) }, "multi, died"),
+                ExitFacts { unfinished: 1, init_timed_out: true, init_failed: init_failure(), ..facts(K::Multi, LaneStatus::Signaled(15)) }, "multi, died"),
             ("a SIGKILL from outside: a fresh process next, no death counted",
                 ExitFacts { unfinished: 2, infrastructure_kill: Some(9), ..facts(K::Regular, KILL) }, "requeue, fresh next, no death"),
-            ("however many deaths came before",
-                ExitFacts { unfinished: 2, infrastructure_kill: Some(9), deaths_before: MAX_DEATHS - 1, ..facts(K::Regular, KILL) }, "requeue, fresh next, no death"),
-            ("kills from outside are bounded, blamed on the host",
-                ExitFacts { unfinished: 2, infrastructure_kill: Some(9), infra_kills_before: MAX_KILLS - 1, ..facts(K::Regular, KILL) }, "requeue, host quarantine"),
             ("a killed lane's sink still re-runs",
                 ExitFacts { unfinished: 2, sink_reruns: 1, infrastructure_kill: Some(9), ..facts(K::Regular, KILL) }, "fresh lane"),
             ("a killed multi-card lane is no death",
@@ -370,15 +336,13 @@ mod tests {
             ("a preflight that passed while the run finishes",
                 ExitFacts { finishing: true, ..facts(K::Preflight, EXIT0) }, "preflight passed"),
             ("a preflight whose init failed",
-                ExitFacts { init_failed: init_failure(0), ..facts(K::Preflight, NEEDS_FRESH) }, "preflight failed"),
+                ExitFacts { init_failed: init_failure(), ..facts(K::Preflight, NEEDS_FRESH) }, "preflight failed"),
             ("a preflight that crashed",
                 facts(K::Preflight, SEGV), "preflight failed"),
             ("a preflight past --init-timeout",
                 ExitFacts { init_timed_out: true, ..facts(K::Preflight, LaneStatus::Signaled(15)) }, "preflight failed"),
-            ("a preflight killed from outside runs again",
-                ExitFacts { infrastructure_kill: Some(9), ..facts(K::Preflight, KILL) }, "preflight again"),
-            ("until the host's bound",
-                ExitFacts { infrastructure_kill: Some(9), infra_kills_before: MAX_KILLS - 1, ..facts(K::Preflight, KILL) }, "preflight, host quarantine"),
+            ("a preflight killed from outside: a strike, checked again",
+                ExitFacts { infrastructure_kill: Some(9), ..facts(K::Preflight, KILL) }, "preflight killed"),
         ];
         for (what, f, want) in rows {
             let d = after_exit(&f);
@@ -386,37 +350,29 @@ mod tests {
         }
     }
 
-    const MAX_DEATHS: u32 = quarantine::MAX_LANE_DEATHS;
-    const MAX_KILLS: u32 = quarantine::MAX_INFRA_KILLS;
-    const KILL: LaneStatus = LaneStatus::Signaled(9);
-
     #[test]
     fn a_multi_card_init_failure_is_the_cards_own() {
         let f = ExitFacts {
             unfinished: 1,
-            init_failed: init_failure(0),
+            init_failed: init_failure(),
             ..facts(K::Multi, NEEDS_FRESH)
         };
         let ExitDecision::Multi {
-            died: true, cards, ..
+            strike: Some(Strike::Death),
+            init_failed,
         } = after_exit(&f)
         else {
             panic!("multi");
         };
-        assert!(
-            matches!(&cards[..], [(1, MultiInitStep::FreshNext(_))]),
-            "{cards:?}"
-        );
-        let f = ExitFacts {
-            init_failed: init_failure(1),
-            ..f
-        };
-        let ExitDecision::Multi { cards, .. } = after_exit(&f) else {
-            panic!("multi");
-        };
-        assert!(
-            matches!(&cards[..], [(1, MultiInitStep::Quarantine(_))]),
-            "{cards:?}"
+        assert_eq!(
+            init_failed,
+            [(
+                1,
+                Strike::MultiInitFailure {
+                    pid: 40,
+                    status: NEEDS_FRESH
+                }
+            )]
         );
     }
 

@@ -10,9 +10,10 @@
 //! cannot make the run loop forever (a kill during a case costs that case an attempt, bounded by
 //! `--retries`).
 //!
-//! This file owns the quarantine rules and the multi-card phase's choice of cards, as pure
-//! functions. It never records the `quarantined` event and never moves a case (the event loop
-//! applies what these return).
+//! This file owns the quarantine rules and their reasons and the multi-card phase's choice of
+//! cards, as pure functions (what a strike's count means is `strikes`'). It never
+//! records the `quarantined` event and never moves a case (the state machine applies what these
+//! return).
 
 use platform_common::DeviceId;
 
@@ -75,60 +76,6 @@ pub fn fresh_lane_failed(device: DeviceId, status: LaneStatus) -> String {
 /// is quarantined (its cases move to the other cards). Returns the reason.
 pub fn spawn_failed(error: &std::io::Error, tries: u32) -> String {
     format!("cannot start a lane process ({tries} tries): {error}")
-}
-
-/// What a card gets whose lane was ended because an init exceeded `--init-timeout`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum InitTimeoutStep {
-    /// The first in a row: the lane's cases go back to the queue and the card's next lane is a
-    /// fresh process (the reason is its `fresh_process` detail).
-    FreshNext(String),
-    /// The card's fresh lane timed out in init too (or a fresh lane of a poison sink did): the
-    /// card is quarantined, as for a failed init.
-    Quarantine(String),
-}
-
-/// Lane pid `pid` on `device` (a fresh lane when `fresh`) was ended for an init past
-/// `--init-timeout`; `before` init timeouts in a row happened on the card earlier.
-pub fn after_init_timeout(device: DeviceId, pid: u32, fresh: bool, before: u32) -> InitTimeoutStep {
-    if fresh || before > 0 {
-        InitTimeoutStep::Quarantine(format!(
-            "a fresh lane process timed out in init on card {device} too (lane pid {pid})"
-        ))
-    } else {
-        InitTimeoutStep::FreshNext(format!(
-            "fresh process: lane pid {pid} timed out in init on card {device}"
-        ))
-    }
-}
-
-/// What a card whose worker failed to init in a multi-card lane gets.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum MultiInitStep {
-    /// The first failure: the next multi-card lane is this card's fresh process (the reason is
-    /// its `fresh_process` detail).
-    FreshNext(String),
-    /// The second: the card is quarantined, as a single card's fresh lane that cannot init is.
-    Quarantine(String),
-}
-
-/// A multi-card lane (pid `pid`, ended with `status`) could not init card `device`, which had
-/// failed `failed_before` times before in such lanes.
-pub fn after_multi_init_failure(
-    device: DeviceId,
-    failed_before: u32,
-    pid: u32,
-    status: LaneStatus,
-) -> MultiInitStep {
-    if failed_before > 0 {
-        MultiInitStep::Quarantine(format!(
-            "a fresh multi-card lane could not init card {device} either ({status})"
-        ))
-    } else {
-        MultiInitStep::FreshNext(format!(
-            "fresh multi-card lane: the previous one (pid {pid}) could not init card {device} ({status})"
-        ))
-    }
 }
 
 /// Every card is quarantined: every open case ends `failed`, class infrastructure, with this
@@ -243,44 +190,6 @@ mod tests {
             preflight_failed(2, "init failed with 507033", "quarantined at T by run R: dead"),
             "preflight of card 2 failed (init failed with 507033); its health record said: quarantined at T by run R: dead"
         );
-    }
-
-    #[test]
-    fn init_timeouts_table() {
-        #[rustfmt::skip]
-        let rows: &[(&str, bool, u32, bool)] = &[
-            // what,                                           fresh lane, before, quarantined
-            ("the first init timeout: a fresh process next",   false,      0,      false),
-            ("the fresh process timed out too",                false,      1,      true),
-            ("a sink's fresh lane timed out",                  true,       0,      true),
-        ];
-        for &(what, fresh, before, quarantined) in rows {
-            let step = after_init_timeout(1, 9, fresh, before);
-            assert_eq!(
-                matches!(step, InitTimeoutStep::Quarantine(_)),
-                quarantined,
-                "{what}: {step:?}"
-            );
-        }
-        assert_eq!(
-            after_init_timeout(1, 9, false, 0),
-            InitTimeoutStep::FreshNext("fresh process: lane pid 9 timed out in init on card 1".into())
-        );
-    }
-
-    #[test]
-    fn multi_init_failures_table() {
-        let st = LaneStatus::Exited(75);
-        assert!(
-            matches!(after_multi_init_failure(1, 0, 9, st), MultiInitStep::FreshNext(r) if r.contains("pid 9"))
-        );
-        assert!(
-            matches!(after_multi_init_failure(1, 1, 9, st), MultiInitStep::Quarantine(r) if r.contains("card 1 either"))
-        );
-        assert!(matches!(
-            after_multi_init_failure(1, 2, 9, st),
-            MultiInitStep::Quarantine(_)
-        ));
     }
 
     #[test]

@@ -1,13 +1,16 @@
 //! The dispatcher's clock rules (DESIGN section 5 step 6's "a timeout of a lane"): when each lane
 //! must have done something, and how it is ended when it has not.
 //!
+//! Times are the run's clock: time since the run started (see [`crate::clock`]), as the state
+//! machine is given them.
+//!
 //! This file owns the deadlines as pure functions of a lane's times. It never reads a clock and
-//! never signals a process: the event loop passes `Instant`s in and `dispatch::kill` sends
+//! never signals a process: the state machine passes its times in and the process layer sends
 //! the signals.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use super::super::kill::KillReason;
+use super::kill_reason::KillReason;
 
 /// Time between SIGTERM and SIGKILL of a lane that exceeded the case timeout (or the watchdog).
 pub const KILL_GRACE: Duration = Duration::from_secs(2);
@@ -16,18 +19,18 @@ pub const KILL_GRACE: Duration = Duration::from_secs(2);
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LaneTimes {
     /// When its running case started, if one is running.
-    pub running_since: Option<Instant>,
+    pub running_since: Option<Duration>,
     /// The running case's own timeout (its case's or class's setting), if it has one: it
     /// overrides `--case-timeout` for that case.
     pub case_timeout: Option<Duration>,
     /// When the init it is in (building a worker) started, if it is in one.
-    pub init_since: Option<Instant>,
+    pub init_since: Option<Duration>,
     /// Whether it has work outstanding.
     pub outstanding: bool,
     /// When it last sent a message, or (idle until then) was given work.
-    pub heard: Instant,
+    pub heard: Duration,
     /// When its stdin was closed.
-    pub closed_at: Option<Instant>,
+    pub closed_at: Option<Duration>,
 }
 
 /// The timeouts that apply.
@@ -50,7 +53,7 @@ pub fn case_limit(own: Option<Duration>, flag: Duration) -> Duration {
 /// `--case-timeout`); else, in an init, the
 /// init timeout (a slow init is never a case's watchdog kill); else, with work outstanding, the
 /// watchdog (silence outside a case); else, once told to close, its close deadline; else never.
-pub fn deadline(t: &LaneTimes, limits: &Limits) -> Option<Instant> {
+pub fn deadline(t: &LaneTimes, limits: &Limits) -> Option<Duration> {
     if let Some(since) = t.running_since {
         return Some(since + case_limit(t.case_timeout, limits.case_timeout));
     }
@@ -83,7 +86,7 @@ mod tests {
 
     #[test]
     fn deadline_table() {
-        let t0 = Instant::now();
+        let t0 = Duration::ZERO;
         let s = |n: u64| t0 + Duration::from_secs(n);
         let limits = Limits {
             case_timeout: Duration::from_secs(10),
@@ -92,12 +95,12 @@ mod tests {
         };
         type Row = (
             &'static str,
-            Option<Instant>,
-            Option<Instant>,
+            Option<Duration>,
+            Option<Duration>,
             bool,
-            Instant,
-            Option<Instant>,
-            Option<Instant>,
+            Duration,
+            Option<Duration>,
+            Option<Duration>,
             Option<(KillReason, Duration)>,
         );
         #[rustfmt::skip]
@@ -131,14 +134,14 @@ mod tests {
     /// the lane does is bounded by it.
     #[test]
     fn a_case_timeout_of_its_own_overrides_the_flag() {
-        let t0 = Instant::now();
+        let t0 = Duration::ZERO;
         let s = |n: u64| t0 + Duration::from_secs(n);
         let limits = Limits {
             case_timeout: Duration::from_secs(300),
             init_timeout: Duration::from_secs(30),
             close_timeout: Duration::from_secs(100),
         };
-        type Row = (&'static str, Option<Instant>, Option<u64>, Option<Instant>);
+        type Row = (&'static str, Option<Duration>, Option<u64>, Option<Duration>);
         #[rustfmt::skip]
         let rows: &[Row] = &[
             // what,                                  running since, own timeout (s), deadline

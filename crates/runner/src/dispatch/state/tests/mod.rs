@@ -1,0 +1,22 @@
+//! Scenario tests of the state machine: whole runs driven through [`super::DispatchState`] as
+//! tables of events in and actions out, with no process (issue 19 item 1).
+//!
+//! - `harness`: the runs, the events, the actions rendered as short lines;
+//! - `deaths`: lane deaths in a row quarantine a card; no healthy card left;
+//! - `retries`: device errors retried, a poison sink's fresh lane and the retries it takes;
+//! - `interrupt`: a signal ends every lane and gives every case a verdict;
+//! - `multi`: the multi-card phase, and a lane that dies in it;
+//! - `clock`: init timeouts, a hung case's diagnosis and end, the watchdog;
+//! - `host`: kills from outside, a lost lease, a lane that cannot start;
+//! - `isolation`: `class` and `case` lanes;
+//! - `preflight`: a card that remembers a quarantine is checked first.
+
+mod clock;
+mod deaths;
+mod harness;
+mod host;
+mod interrupt;
+mod isolation;
+mod multi;
+mod preflight;
+mod retries;
