@@ -18,8 +18,7 @@ use crate::dispatch::policy::{Isolation, LaneKind};
 use crate::dispatch::state::{Action, CardSeed, DispatchState, Event, LaneSignal, Settings, Work};
 use crate::protocol::{FromLane, ToLane};
 use crate::report::model::{
-    AttemptOutcome, ErrorReport, Event as Journal, Interruption, LaneStatus, Outcome, Platform, RunBuilder,
-    RunInfo,
+    AttemptOutcome, ErrorReport, Event as Journal, Interruption, LaneStatus, Platform, RunBuilder, RunInfo,
 };
 use crate::select::{select, Filter};
 use crate::sink::{SinkContents, SinkRecord};
@@ -166,7 +165,7 @@ impl Sim {
         self.report()
             .cases
             .iter()
-            .map(|c| format!("{} {}", c.id, outcome_name(c.outcome)))
+            .map(|c| format!("{} {}", c.id, c.outcome.name()))
             .collect()
     }
 
@@ -179,27 +178,6 @@ impl Sim {
                 _ => None,
             })
             .collect()
-    }
-}
-
-fn outcome_name(o: Outcome) -> &'static str {
-    match o {
-        Outcome::Passed => "passed",
-        Outcome::Failed => "failed",
-        Outcome::Flaky => "flaky",
-        Outcome::Skipped => "skipped",
-        Outcome::TimedOut => "timed_out",
-        Outcome::Crashed => "crashed",
-    }
-}
-
-fn attempt_name(o: AttemptOutcome) -> &'static str {
-    match o {
-        AttemptOutcome::Passed => "passed",
-        AttemptOutcome::Failed => "failed",
-        AttemptOutcome::Skipped => "skipped",
-        AttemptOutcome::TimedOut => "timed_out",
-        AttemptOutcome::Crashed => "crashed",
     }
 }
 
@@ -257,7 +235,7 @@ fn journal_brief(e: &Journal) -> String {
             attempt,
             outcome,
             ..
-        } => format!("finished {id} card{device} #{attempt} {}", attempt_name(*outcome)),
+        } => format!("finished {id} card{device} #{attempt} {}", outcome.name()),
         Journal::RetryScheduled { id, .. } => format!("retry {id}"),
         Journal::CaseSkipped { id, .. } => format!("skipped {id}"),
         Journal::CaseAbandoned { id, .. } => format!("abandoned {id}"),
