@@ -16,7 +16,7 @@
 //!
 //! It never runs a case itself.
 
-pub mod cards;
+mod cards;
 pub mod policy;
 mod proc;
 pub mod state;
