@@ -142,22 +142,6 @@ pub const CIRCLES_ALLOWED: &[(&[&str], &str)] = &[
     ),
     (
         &[
-            "crates/runner/src/report/dir.rs",
-            "crates/runner/src/report/json.rs",
-            "crates/runner/src/report/junit.rs",
-            "crates/runner/src/report/timeline.rs",
-        ],
-        "found by the rule; being removed on this branch",
-    ),
-    (
-        &[
-            "crates/runner/src/report/model/attempt.rs",
-            "crates/runner/src/report/model/outcome.rs",
-        ],
-        "found by the rule; being removed on this branch",
-    ),
-    (
-        &[
             "crates/runner/src/dispatch/diagnose.rs",
             "crates/runner/src/dispatch/event_loop.rs",
             "crates/runner/src/dispatch/state.rs",
@@ -491,6 +475,7 @@ mod tests {
             "platform-common",
             "platform-a5",
             "platform-a2a3",
+            "cardguard-report",
             "runner",
             "sim-acl",
         ] {

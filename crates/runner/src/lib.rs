@@ -19,7 +19,9 @@
 //! - [`dispatch`]: leases, lanes, the event loop. Steps 5 to 7 are decided by `dispatch::policy`
 //!   (`sink_rerun`, `lane_exit`, `blame`, `retry`, `quarantine`, `watchdog`, `handout`), applied by
 //!   the event loop (`on_exit`, `on_lane`, `lanes`); step 8 is [`report::verdict`] and
-//!   `RunReport::exit_code`; [`report`]: what a run leaves behind.
+//!   `RunReport::exit_code`; [`report`]: what a run leaves behind (the model, the files and the
+//!   merge are the `cardguard-report` crate's, re-exported there; the runner adds the progress
+//!   bars, the report directory held for the run and the reporter).
 //! - [`cli`], [`app`], [`platform`]: the suite binary's surface and the driver chosen at run time;
 //!   [`config`]: the config file's profiles and overrides, and which source of a setting wins;
 //!   [`list`]: `--list`, plain or JSON Lines;

@@ -104,7 +104,7 @@ pub struct CaseReport {
     pub class: String,
     /// The runtime it runs under.
     pub runtime: String,
-    /// The final verdict, derived from `attempts` and `skip_reason` by [`super::verdict`](crate::report::model::verdict).
+    /// The final verdict, derived from `attempts` and `skip_reason` by [`verdict`](crate::model::verdict).
     pub outcome: Outcome,
     /// Why it was skipped; `null` unless skipped.
     pub skip_reason: Option<String>,

@@ -1,20 +1,19 @@
-//! A realistic run for the report tests, built the way the dispatcher builds one: from events.
+//! A realistic run for the report tests (the report crate's and the runner's), built the way the
+//! dispatcher builds one: from events.
 //!
 //! Cards 0 and 1. `Paged::a` passes; `Paged::b` hits an op-timeout on card 1 (poison, force reset,
 //! probe, recovery) and passes on its retry (flaky); `Vec::mismatch` fails once with a golden
 //! mismatch; `Vec::hang` times out three times; `Vec::crash` crashes three times (a fresh process
 //! each time, then card 1 is quarantined); `Multi::four` is skipped.
 
-#![allow(dead_code)]
-
+use cardguard_report::{
+    AttemptOutcome, ErrorReport, Event, FlakyResult, HealthRecord, Platform, RunBuilder, RunInfo, RunReport,
+    RunnerEventKind,
+};
 use platform_common::driver::{DriverCall, DriverInfo, DriverKind};
 use platform_common::error::codes;
 use platform_common::health::{DrainReport, HealthEvent, HealthEventKind};
 use platform_common::{Arch, DriverError, FailureClass};
-use runner::report::{
-    AttemptOutcome, ErrorReport, Event, FlakyResult, HealthRecord, Platform, RunBuilder, RunInfo, RunReport,
-    RunnerEventKind,
-};
 
 pub const MISMATCH_MESSAGE: &str = r#"golden mismatch at [3]: got <1.5> & expected "2.0""#;
 
@@ -176,7 +175,7 @@ pub fn events() -> Vec<Event> {
         at_ms: 1101,
         device: 0,
         pid: 100,
-        status: runner::report::LaneStatus::Signaled(9),
+        status: cardguard_report::LaneStatus::Signaled(9),
     });
     e.push(Event::SinkRead {
         at_ms: 1102,

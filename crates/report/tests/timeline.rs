@@ -1,9 +1,8 @@
 //! timeline.svg: valid XML, one row per card, a box per attempt, the markers, the legend.
 
-mod report_fixture;
-
-use runner::report::timeline::to_svg;
-use runner::report::{write_timeline, Attempt, AttemptOutcome, FlakyResult, RunBuilder};
+use cardguard_report::timeline::to_svg;
+use cardguard_report::{write_timeline, Attempt, AttemptOutcome, FlakyResult, RunBuilder};
+use cardguard_test_support::report_fixture;
 
 fn rows<'a>(doc: &'a roxmltree::Document<'a>) -> Vec<roxmltree::Node<'a, 'a>> {
     doc.descendants()
@@ -94,7 +93,7 @@ fn timeline_escapes_text_and_shows_cards_only_attempts_name() {
             outcome: AttemptOutcome::Failed,
             duration_ms: 10,
             started_ms: 0,
-            error: Some(runner::report::ErrorReport::new(
+            error: Some(cardguard_report::ErrorReport::new(
                 platform_common::FailureClass::Result,
                 report_fixture::MISMATCH_MESSAGE,
             )),
@@ -144,7 +143,7 @@ fn a_hundred_thousand_case_timeline_is_bounded_and_renders() {
         duration_ms: 0,
         started_ms,
         error: (outcome != AttemptOutcome::Passed).then(|| {
-            runner::report::ErrorReport::new(platform_common::FailureClass::DeviceRuntime, "poisoned")
+            cardguard_report::ErrorReport::new(platform_common::FailureClass::DeviceRuntime, "poisoned")
         }),
         output: Default::default(),
     };

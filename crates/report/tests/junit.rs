@@ -1,8 +1,7 @@
 //! junit.xml: suites per class, flakyFailure / rerunFailure where nextest and Surefire put them.
 
-mod report_fixture;
-
-use runner::report::{to_junit_string, write_junit, FlakyResult, RunBuilder};
+use cardguard_report::{to_junit_string, write_junit, FlakyResult, RunBuilder};
+use cardguard_test_support::report_fixture;
 
 fn testcase<'a>(doc: &'a roxmltree::Document<'a>, class: &str, name: &str) -> roxmltree::Node<'a, 'a> {
     doc.descendants()
@@ -113,7 +112,7 @@ fn flaky_counted_as_failed_keeps_its_failed_attempts_as_reruns() {
     let mut b = RunBuilder::new(report_fixture::info("r", vec![0, 1]));
     b.add_case("Paged::b", "Paged", "rt_paged").unwrap();
     for e in report_fixture::events() {
-        if matches!(&e, runner::report::Event::CaseStarted { id, .. } | runner::report::Event::CaseFinished { id, .. } if id == "Paged::b")
+        if matches!(&e, cardguard_report::Event::CaseStarted { id, .. } | cardguard_report::Event::CaseFinished { id, .. } if id == "Paged::b")
         {
             b.apply(&e).unwrap();
         }

@@ -21,8 +21,8 @@ use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestRerun, T
 use platform_common::FailureClass;
 
 use super::error::ReportError;
-use super::json::write_atomic_with;
 use super::model::{Attempt, AttemptOutcome, CaseReport, Outcome, RunReport};
+use crate::atomic::write_atomic_with;
 
 /// The JUnit file's name inside a report directory.
 pub const JUNIT_XML: &str = "junit.xml";

@@ -15,7 +15,7 @@ use std::path::Path;
 use platform_common::driver::DeviceId;
 
 use super::error::ReportError;
-use super::json::write_atomic;
+use crate::atomic::write_atomic;
 use platform_common::health::HealthEventKind;
 
 use super::model::{
@@ -272,7 +272,7 @@ fn attempt_box(
 }
 
 fn marker(svg: &mut String, h: &HealthRecord, mx: f64, row_y: f64, end_x: f64) {
-    let tip = escape(&format!("{} (at {} ms)", super::console::health_step(h), h.at_ms));
+    let tip = escape(&format!("{} (at {} ms)", crate::summary::health_step(h), h.at_ms));
     let top = row_y + 2.0;
     let mid = row_y + ROW_H / 2.0;
     let bottom = row_y + ROW_H - 2.0;

@@ -1,10 +1,9 @@
 //! report.json: the schema's keys, the round trip, and the example.
 
-mod report_fixture;
-
 use std::collections::BTreeSet;
 
-use runner::report::{read_report, write_report, Outcome, RunReport};
+use cardguard_report::{read_report, write_report, Outcome, RunReport};
+use cardguard_test_support::report_fixture;
 use serde_json::Value;
 
 fn keys(v: &Value) -> BTreeSet<&str> {

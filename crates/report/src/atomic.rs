@@ -1,53 +1,31 @@
-//! `report.json`: writing a finished [`RunReport`] and reading one back.
+//! Replacing a report file atomically: written to a sibling temporary file of an unpredictable
+//! name ([`TEMP_PREFIX`]...[`TEMP_SUFFIX`]) and renamed over the file, so a reader never sees half
+//! a file and a symlink in the file's place is replaced, never followed.
 //!
-//! This module owns the file's bytes (pretty JSON, replaced atomically by a rename so a reader never
-//! sees half a report). It never derives or changes what the report says.
+//! This file owns the temporary files' names and the replacement. It never decides what a file
+//! holds (the writers do) and never removes a file it did not create.
 
 use std::fs;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
-use super::error::ReportError;
-use super::model::RunReport;
+use crate::error::ReportError;
 
-/// The report's file name inside a report directory.
-pub const REPORT_JSON: &str = "report.json";
+/// The prefix of the temporary files the report writers create (then rename into place).
+pub const TEMP_PREFIX: &str = ".cardguard-";
 
-/// Renders the report as pretty JSON (with a final newline).
-pub fn to_json(report: &RunReport) -> Result<String, serde_json::Error> {
-    let mut s = serde_json::to_string_pretty(report)?;
-    s.push('\n');
-    Ok(s)
-}
-
-/// Writes `report` to `path`, replacing it atomically: rendered straight into the file through a
-/// buffer, never held whole in memory.
-pub fn write_report(path: &Path, report: &RunReport) -> Result<(), ReportError> {
-    write_atomic_with(path, |w| {
-        serde_json::to_writer_pretty(&mut *w, report).map_err(std::io::Error::from)?;
-        w.write_all(b"\n")
-    })
-}
-
-/// Reads a `report.json`.
-pub fn read_report(path: &Path) -> Result<RunReport, ReportError> {
-    let text = fs::read_to_string(path).map_err(|e| ReportError::io("read", path, e))?;
-    serde_json::from_str(&text).map_err(|source| ReportError::Json {
-        path: path.to_owned(),
-        line: None,
-        source,
-    })
-}
+/// The suffix of those temporary files.
+pub const TEMP_SUFFIX: &str = ".tmp";
 
 /// Writes `bytes` to a sibling temporary file with an unpredictable name (created exclusively by
 /// `tempfile`, so never through a symlink) and renames it over `path` (a rename replaces a
 /// symlink at `path`, never follows it). The temporary file is removed when anything fails.
-pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
     write_atomic_with(path, |w| w.write_all(bytes))
 }
 
 /// As [`write_atomic`], the bytes written by `render` through a 1 MiB buffer.
-pub(crate) fn write_atomic_with(
+pub fn write_atomic_with(
     path: &Path,
     render: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> Result<(), ReportError> {
@@ -57,8 +35,8 @@ pub(crate) fn write_atomic_with(
         _ => Path::new("."),
     };
     let mut tmp = tempfile::Builder::new()
-        .prefix(super::dir::TEMP_PREFIX)
-        .suffix(super::dir::TEMP_SUFFIX)
+        .prefix(TEMP_PREFIX)
+        .suffix(TEMP_SUFFIX)
         // As any report file: readable by all, as the umask allows (tempfile's own is 0600).
         .permissions(fs::Permissions::from_mode(0o666))
         .tempfile_in(dir)
@@ -112,13 +90,5 @@ mod tests {
         assert_eq!(fs::read_to_string(&target).unwrap(), "keep");
         assert!(!path.is_symlink());
         assert_eq!(fs::read(&path).unwrap(), b"new");
-    }
-
-    #[test]
-    fn a_missing_report_names_the_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let err = read_report(&dir.path().join("report.json")).unwrap_err();
-        assert!(err.to_string().starts_with("read "), "{err}");
-        assert!(err.to_string().ends_with("report.json"), "{err}");
     }
 }

@@ -1,122 +1,13 @@
-//! Verdicts: the outcome of one attempt, a case's final outcome, and the rule that derives the
-//! second from the first ([`verdict`]).
+//! The verdict: a case's final outcome derived from its attempts (nextest's rule: a case stores
+//! every attempt and its verdict is computed, never stored on its own).
 //!
-//! This file owns the outcome vocabulary of `report.json` and nextest's derivation rule: a case
-//! stores every attempt and its verdict is computed, never stored on its own. It never records an
-//! attempt (the builder does) and never renders one.
+//! This file owns the rule, a pure function with its table of cases. It never records an attempt
+//! (the builder does) and never renders one.
 
-use std::fmt;
-
-use serde::{Deserialize, Serialize};
+use platform_common::FailureClass;
 
 use super::attempt::Attempt;
-
-/// What a flaky case (passed after a failed attempt) counts as: `--flaky-result pass|fail`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FlakyResult {
-    /// A flaky case is reported `flaky` and does not fail the run (the default).
-    #[default]
-    Pass,
-    /// A flaky case is reported `failed`.
-    Fail,
-}
-
-/// A case's final verdict.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    /// The first attempt passed.
-    Passed,
-    /// The last attempt failed (error or golden mismatch).
-    Failed,
-    /// The last attempt passed after at least one failed attempt.
-    Flaky,
-    /// The case was selected but could not run, for a stated reason.
-    Skipped,
-    /// The last attempt exceeded the case timeout.
-    TimedOut,
-    /// The last attempt's lane process died.
-    Crashed,
-}
-
-impl Outcome {
-    /// Every outcome, in summary order.
-    pub const ALL: [Outcome; 6] = [
-        Outcome::Passed,
-        Outcome::Failed,
-        Outcome::Flaky,
-        Outcome::Skipped,
-        Outcome::TimedOut,
-        Outcome::Crashed,
-    ];
-
-    /// The name as the report spells it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Outcome::Passed => "passed",
-            Outcome::Failed => "failed",
-            Outcome::Flaky => "flaky",
-            Outcome::Skipped => "skipped",
-            Outcome::TimedOut => "timed_out",
-            Outcome::Crashed => "crashed",
-        }
-    }
-
-    /// Whether this verdict makes the run exit 1.
-    pub fn is_failure(self) -> bool {
-        matches!(self, Outcome::Failed | Outcome::TimedOut | Outcome::Crashed)
-    }
-}
-
-impl fmt::Display for Outcome {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// The outcome of one attempt of a case.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AttemptOutcome {
-    /// The case ran and matched its golden.
-    Passed,
-    /// The case returned an error or a golden mismatch.
-    Failed,
-    /// The case exceeded `--case-timeout`; its lane was killed.
-    TimedOut,
-    /// The lane process died while running the case.
-    Crashed,
-    /// The lane declined to run the case, for a stated reason (never retried).
-    Skipped,
-}
-
-impl AttemptOutcome {
-    /// The name as the report spells it.
-    pub fn name(self) -> &'static str {
-        match self {
-            AttemptOutcome::Passed => "passed",
-            AttemptOutcome::Failed => "failed",
-            AttemptOutcome::TimedOut => "timed_out",
-            AttemptOutcome::Crashed => "crashed",
-            AttemptOutcome::Skipped => "skipped",
-        }
-    }
-
-    /// Failed, timed out or crashed.
-    pub fn is_failure(self) -> bool {
-        matches!(
-            self,
-            AttemptOutcome::Failed | AttemptOutcome::TimedOut | AttemptOutcome::Crashed
-        )
-    }
-}
-
-impl fmt::Display for AttemptOutcome {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+use super::outcome::{AttemptOutcome, FlakyResult, Outcome};
 
 /// Derives a case's final verdict from its attempts (nextest's rule).
 ///
@@ -157,7 +48,7 @@ pub fn verdict(attempts: &[Attempt], skip_reason: Option<&str>, flaky_result: Fl
                 a.outcome.is_failure()
                     && a.error
                         .as_ref()
-                        .map_or(true, |e| e.class != platform_common::FailureClass::Infrastructure)
+                        .map_or(true, |e| e.class != FailureClass::Infrastructure)
             });
             match (retried, flaky_result) {
                 (false, _) => Outcome::Passed,
@@ -175,8 +66,7 @@ pub fn verdict(attempts: &[Attempt], skip_reason: Option<&str>, flaky_result: Fl
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::model::attempt::ErrorReport;
-    use platform_common::FailureClass;
+    use crate::model::attempt::ErrorReport;
 
     fn att(outcome: AttemptOutcome) -> Attempt {
         Attempt {

@@ -3,7 +3,7 @@
 //! This module owns the journal file. Each [`Journal::append`] is one `write` of one whole line on
 //! a file opened with `O_APPEND`, so a line is never interleaved with another and a crash loses at
 //! most the line being written; [`Journal::write_lines`] appends several whole lines in one write
-//! (the reporter's batches: see [`super::Reporter::batch_journal`]). It never reads events it did
+//! (the runner's reporter batches a burst of events so). It never reads events it did
 //! not write (except in [`read_journal`], for tools and tests).
 
 use std::fs::{File, OpenOptions};
@@ -11,8 +11,8 @@ use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-use super::error::ReportError;
-use super::model::Event;
+use crate::error::ReportError;
+use crate::model::Event;
 
 /// The journal's file name inside a report directory.
 pub const JOURNAL_JSONL: &str = "journal.jsonl";
@@ -26,7 +26,7 @@ pub struct Journal {
 
 impl Journal {
     /// Creates the journal at `path`, which must not exist yet (a run clears its report dir
-    /// first, [`super::dir::ReportDir`]): created exclusively and never through a symlink, in
+    /// first): created exclusively and never through a symlink, in
     /// append mode so every write lands at the end.
     pub fn create(path: &Path) -> Result<Self, ReportError> {
         let file = OpenOptions::new()

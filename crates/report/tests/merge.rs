@@ -1,11 +1,10 @@
 //! merge: two partitions join into one report; duplicates and mismatches are refused.
 
-mod report_fixture;
-
-use runner::report::{
+use cardguard_report::{
     merge, read_report, read_run_dirs, to_junit_string, write_merged, write_report, MergeSource, Platform,
     ReportError, JUNIT_XML, REPORT_JSON,
 };
+use cardguard_test_support::report_fixture;
 
 fn partitions() -> (MergeSource, MergeSource) {
     let c = report_fixture::CASES;
@@ -147,8 +146,8 @@ fn merge_reads_dirs_and_writes_report_and_junit() {
 /// runs; a journal of the report's own run is fine.
 #[test]
 fn merge_refuses_a_dir_whose_journal_and_report_are_of_different_runs() {
-    use runner::report::model::Event;
-    use runner::report::{Journal, JOURNAL_JSONL};
+    use cardguard_report::model::Event;
+    use cardguard_report::{Journal, JOURNAL_JSONL};
     let tmp = tempfile::tempdir().unwrap();
     let journal_of = |dir: &std::path::Path, run_id: &str| {
         let j = Journal::create(&dir.join(JOURNAL_JSONL)).unwrap();

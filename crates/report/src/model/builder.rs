@@ -14,9 +14,10 @@ use platform_common::FailureClass;
 use super::attempt::{Attempt, CaseReport, ErrorReport};
 use super::event::Event;
 use super::health::HealthRecord;
-use super::outcome::{verdict, AttemptOutcome, FlakyResult};
+use super::outcome::{AttemptOutcome, FlakyResult};
 use super::output::AttemptOutput;
 use super::run::{Interruption, RunInfo, RunReport, Summary};
+use super::verdict::verdict;
 
 /// A report was fed something inconsistent.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -251,8 +252,8 @@ impl RunBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::model::outcome::Outcome;
-    use crate::report::model::run::Platform;
+    use crate::model::outcome::Outcome;
+    use crate::model::run::Platform;
     use platform_common::driver::{DriverCall, DriverInfo, DriverKind};
     use platform_common::error::codes;
     use platform_common::health::{HealthEvent, HealthEventKind};

@@ -134,7 +134,7 @@ fn row<'a>(attempts: &[(&'a CaseReport, usize)], px_per_ms: f64) -> Vec<Shape<'a
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::model::{Attempt, AttemptOutput};
+    use crate::model::{Attempt, AttemptOutput};
     use AttemptOutcome as A;
 
     fn case(id: &str, outcome: Outcome, attempts: &[(A, u64, u64)]) -> CaseReport {

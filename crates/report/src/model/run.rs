@@ -15,7 +15,8 @@ use serde::{Deserialize, Serialize};
 
 use super::attempt::CaseReport;
 use super::health::HealthRecord;
-use super::outcome::{verdict, FlakyResult, Outcome};
+use super::outcome::{FlakyResult, Outcome};
+use super::verdict::verdict;
 
 /// Which cards a run used: simulated or real.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
