@@ -8,7 +8,7 @@
 //!   whole line per event and read back; [`junit`]: `junit.xml`; [`timeline`]: `timeline.svg`,
 //!   the run's picture (one row per card); [`run_files`]: a finished run's three files written at
 //!   once; [`atomic`]: how every file is replaced (never half written, never through a symlink);
-//! - [`merge`]: partitioned runs joined into one report (`cargo xtask merge-reports`);
+//! - [`merge`](mod@merge): partitioned runs joined into one report (`cargo xtask merge-reports`);
 //! - [`summary`]: the closing summary for people, and a card's health story;
 //! - [`error`]: [`ReportError`], what failed and on which file.
 //!
