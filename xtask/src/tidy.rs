@@ -115,17 +115,6 @@ pub const CIRCLES_ALLOWED: &[(&[&str], &str)] = &[
     ),
     (
         &[
-            "crates/runner/src/case/fixture.rs",
-            "crates/runner/src/exec/ctx.rs",
-            "crates/runner/src/worker.rs",
-            "crates/runner/src/case/mod.rs",
-            "crates/runner/src/exec/mod.rs",
-            "crates/runner/src/suite/mod.rs",
-        ],
-        "found by the rule; being removed on this branch",
-    ),
-    (
-        &[
             "crates/runner/src/config/file.rs",
             "crates/runner/src/config/overrides.rs",
             "crates/runner/src/config/settings.rs",

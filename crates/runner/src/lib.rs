@@ -54,6 +54,7 @@ pub mod prelude;
 pub mod protocol;
 pub mod report;
 pub mod rerun;
+pub mod runtime;
 pub mod select;
 pub mod sink;
 pub mod suite;

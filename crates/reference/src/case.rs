@@ -1,8 +1,22 @@
-//! A kernel case: everything needed to launch a kernel once and judge its outputs.
+//! A kernel case: everything needed to launch a kernel once and judge its outputs, for any
+//! kernel (a built-in's or a suite's own).
+//!
+//! This file owns the description and its check. It knows no kernel by name (the built-ins' argument
+//! lists are `spec`'s).
 
-use super::compare::{allclose, Mismatch};
-use super::data::bytes_to_f32s;
-use super::spec::{spec, ArgKind};
+use crate::compare::{allclose, Mismatch};
+use crate::data::bytes_to_f32s;
+
+/// What one u64 argument carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArgKind {
+    /// The address of a buffer the kernel reads.
+    Input,
+    /// The address of a buffer the kernel writes (its result).
+    Output,
+    /// A value passed as is (a size, or an f32's bits).
+    Scalar,
+}
 
 /// One u64 argument of a launch, as the host prepares it.
 #[derive(Debug, Clone, PartialEq)]
@@ -26,7 +40,7 @@ impl HostArg {
     }
 }
 
-/// One launch of a built-in kernel with its inputs, and the outputs it must produce.
+/// One launch of a kernel with its inputs, and the outputs it must produce.
 ///
 /// To run it: allocate a buffer per [`HostArg::Input`] (copy the bytes in) and per
 /// [`HostArg::Output`] (that many bytes), build the u64 argument list in `args` order (buffers by
@@ -40,7 +54,7 @@ pub struct KernelCase {
     pub label: String,
     /// How many blocks to launch.
     pub block_dim: u32,
-    /// The kernel's arguments, in its order (see [`super::spec::KERNELS`]).
+    /// The kernel's arguments, in its order (a built-in's: [`crate::spec::KERNELS`]).
     pub args: Vec<HostArg>,
     /// The expected contents of each [`HostArg::Output`], in argument order.
     pub expected: Vec<Vec<f32>>,
@@ -92,13 +106,6 @@ impl KernelCase {
                 _ => None,
             })
             .collect()
-    }
-
-    /// Whether `args` matches the kernel's argument list in [`super::spec::KERNELS`] (kind by kind).
-    pub fn matches_spec(&self) -> bool {
-        spec(self.kernel).is_some_and(|s| {
-            s.args.len() == self.args.len() && s.args.iter().zip(&self.args).all(|(s, a)| s.kind == a.kind())
-        })
     }
 
     /// Checks the bytes read back from the output buffers (in argument order) against

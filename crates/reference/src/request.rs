@@ -24,7 +24,7 @@ impl From<&KernelCase> for RunRequest {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suite::reference::vector_add_case;
+    use crate::vector_add_case;
 
     #[test]
     fn a_reference_case_becomes_a_request_in_argument_order() {

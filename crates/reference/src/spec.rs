@@ -2,16 +2,7 @@
 //! golden tests check each blob's metadata against it. Keep in step with the comment at the top of
 //! each `kernels/<name>.cpp`.
 
-/// What one u64 argument carries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ArgKind {
-    /// The address of a buffer the kernel reads.
-    Input,
-    /// The address of a buffer the kernel writes (its result).
-    Output,
-    /// A value passed as is (a size, or an f32's bits).
-    Scalar,
-}
+use crate::case::{ArgKind, KernelCase};
 
 /// One argument of a kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,6 +153,16 @@ pub const KERNELS: [KernelSpec; 7] = [
 
 /// The kernels that compute something checkable (all but `noop` and `hang`).
 pub const COMPUTE_KERNELS: [&str; 5] = ["vector_add", "matmul", "softmax", "rms_norm", "paged_attention"];
+
+impl KernelCase {
+    /// Whether `args` matches the kernel's argument list in [`KERNELS`] (kind by kind); false for
+    /// a kernel that is not a built-in.
+    pub fn matches_spec(&self) -> bool {
+        spec(self.kernel).is_some_and(|s| {
+            s.args.len() == self.args.len() && s.args.iter().zip(&self.args).all(|(s, a)| s.kind == a.kind())
+        })
+    }
+}
 
 /// The spec of kernel `name`.
 pub fn spec(name: &str) -> Option<&'static KernelSpec> {

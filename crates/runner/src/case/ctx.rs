@@ -21,9 +21,10 @@ use platform_common::timeouts::Timeouts;
 use platform_common::{Arch, DeviceId};
 use rand::SeedableRng;
 
-use crate::case::{CaseFailure, FixtureData};
-use crate::suite::reference::{allclose, bytes_to_f32s, f32s_to_bytes};
-use crate::worker::ChipWorker;
+use cardguard_reference::{allclose, bytes_to_f32s, f32s_to_bytes};
+
+use super::failure::CaseFailure;
+use crate::worker::{ChipWorker, FixtureData};
 
 /// The seeded RNG of a case: ChaCha8 from the case's seed, the same stream on every platform
 /// and release (use it through [`rand::Rng`]).

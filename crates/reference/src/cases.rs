@@ -1,6 +1,6 @@
 //! Parametric case constructors, one per built-in kernel. Each draws its inputs from
 //! [`SplitMix64`] seeded with `seed` (same arguments, same case, on every machine), computes the
-//! expected outputs with [`super::compute`], and sets tolerances that absorb summation-order and
+//! expected outputs with [`crate::compute`], and sets tolerances that absorb summation-order and
 //! libm differences but not a wrong result.
 //!
 //! `block_dim` is the number of blocks to launch (>= 1 for a valid launch; any value works with
@@ -308,8 +308,8 @@ pub fn standard_cases(seed: u64) -> Vec<KernelCase> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suite::reference::case::CaseMismatch;
-    use crate::suite::reference::spec::KERNELS;
+    use crate::case::CaseMismatch;
+    use crate::spec::KERNELS;
 
     #[test]
     fn every_constructor_matches_its_spec() {

@@ -1,45 +1,10 @@
-//! The pool key of a class ([`Runtime`]), how its cases get a chip worker ([`Kind`]) and which
-//! arches a case runs on ([`ArchFilter`]).
+//! How a class's cases get a chip worker ([`Kind`]) and which arches a case runs on
+//! ([`ArchFilter`]). (The pool key, [`Runtime`](crate::runtime::Runtime), is below the case API:
+//! workers and the pool use it too.)
 //!
-//! This file owns those three small declarations. It never runs anything.
-
-use std::fmt;
+//! This file owns those two small declarations. It never runs anything.
 
 use platform_common::Arch;
-
-/// A runtime: the key of the chip-worker pool. Cases of one runtime share a pooled worker on a card.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Runtime {
-    /// The runtime's name, e.g. `tensormap_and_ringbuffer`.
-    pub name: String,
-    /// Workers of this runtime are created with the SDMA option (one force-reset attempt, as the
-    /// a2a3 SDMA workers have).
-    pub sdma: bool,
-}
-
-impl Runtime {
-    /// A runtime without the SDMA option.
-    pub fn new(name: impl Into<String>) -> Self {
-        Self {
-            name: name.into(),
-            sdma: false,
-        }
-    }
-
-    /// A runtime whose workers are created with the SDMA option.
-    pub fn sdma(name: impl Into<String>) -> Self {
-        Self {
-            name: name.into(),
-            sdma: true,
-        }
-    }
-}
-
-impl fmt::Display for Runtime {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.name)
-    }
-}
 
 /// How a class's cases get a chip worker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
