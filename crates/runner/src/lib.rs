@@ -56,6 +56,7 @@ pub mod report;
 pub mod rerun;
 pub mod runtime;
 pub mod select;
+pub mod settings;
 pub mod sink;
 pub mod suite;
 pub mod worker;

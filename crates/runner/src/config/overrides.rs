@@ -23,8 +23,8 @@ use super::file::LoadedFile;
 use super::settings::ProfileTable;
 use super::values::{as_flag_text, Kind};
 use crate::case::{CaseSpec, ClassSpec, Settings, Suite};
-use crate::cli::{parse_count, parse_secs};
 use crate::select::Selector;
+use crate::settings::{parse_count, parse_secs};
 
 /// One override as written.
 #[derive(Debug, Deserialize)]

@@ -20,12 +20,10 @@ use super::error::ConfigError;
 use super::file::{EnvLookup, LoadedFile};
 use super::overrides::OverrideTable;
 use super::values::*;
-use crate::cli::{
-    parse_count, parse_secs, parse_wait, Cli, FlakyArg, IsolationArg, PlatformArg, DEFAULT_CASE_TIMEOUT,
-    DEFAULT_INIT_TIMEOUT,
+use crate::cli::{Cli, FlakyArg, IsolationArg, PlatformArg};
+use crate::settings::{
+    parse_count, parse_secs, parse_wait, DeviceSpec, HealthCheck, DEFAULT_CASE_TIMEOUT, DEFAULT_INIT_TIMEOUT,
 };
-use crate::dispatch::DeviceSpec;
-use crate::lane::HealthCheck;
 
 /// Where a resolved setting came from.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -16,7 +16,7 @@ use std::path::{Component, Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use super::manifest::{hex, Manifest, FORMAT, MANIFEST_NAME};
+use crate::manifest::{hex, Manifest, FORMAT, MANIFEST_NAME};
 
 /// The largest manifest read (a manifest lists a few dozen members).
 const MAX_MANIFEST_BYTES: u64 = 16 << 20;

@@ -11,7 +11,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use super::manifest::{sha256_file, Manifest, Member, MANIFEST_NAME};
+use crate::manifest::{sha256_file, Manifest, Member, MANIFEST_NAME};
 
 /// The zstd level: zstd's default, a few seconds for a release binary.
 const ZSTD_LEVEL: i32 = 3;
