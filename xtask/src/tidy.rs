@@ -115,14 +115,6 @@ pub const CIRCLES_ALLOWED: &[(&[&str], &str)] = &[
     ),
     (
         &[
-            "crates/runner/src/config/file.rs",
-            "crates/runner/src/config/overrides.rs",
-            "crates/runner/src/config/settings.rs",
-        ],
-        "found by the rule; being removed on this branch",
-    ),
-    (
-        &[
             "crates/runner/src/dispatch/diagnose.rs",
             "crates/runner/src/dispatch/event_loop.rs",
             "crates/runner/src/dispatch/state.rs",

@@ -17,8 +17,8 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::error::ConfigError;
-use super::file::{EnvLookup, LoadedFile};
 use super::overrides::OverrideTable;
+use super::source::{EnvLookup, FileText};
 use super::values::*;
 use crate::cli::{Cli, FlakyArg, IsolationArg, PlatformArg};
 use crate::settings::{
@@ -101,7 +101,7 @@ pub struct Key {
 #[derive(Debug)]
 pub struct Chain<'a> {
     /// The file they are in (none: no config file, no profile values).
-    pub file: Option<&'a LoadedFile>,
+    pub file: Option<&'a FileText>,
     /// (name, table), selected first.
     pub profiles: Vec<(&'a str, &'a ProfileTable)>,
 }
@@ -109,7 +109,7 @@ pub struct Chain<'a> {
 /// A profile's value checked: the right TOML type, then the flag's parser.
 fn profile_value<X>(
     k: &Key,
-    file: &LoadedFile,
+    file: &FileText,
     profile: &str,
     v: &Spanned<toml::Value>,
     parse: fn(&str) -> Result<X, String>,
@@ -234,7 +234,7 @@ macro_rules! run_settings {
 
         /// Checks every value of profile `name` (a profile that is not selected too: a typo is
         /// found on any run).
-        pub fn check_profile(file: &LoadedFile, name: &str, table: &ProfileTable) -> Result<(), ConfigError> {
+        pub fn check_profile(file: &FileText, name: &str, table: &ProfileTable) -> Result<(), ConfigError> {
             let mut keys = KEYS.iter();
             $(
                 let k = keys.next().expect("one key per setting");
