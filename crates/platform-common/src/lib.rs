@@ -27,6 +27,7 @@
 
 pub mod arch;
 mod call;
+mod device_id;
 pub mod driver;
 pub mod env;
 pub mod error;
