@@ -16,8 +16,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 
+use cardguard_archive::{write_archive, Manifest, SourceFile, SuiteInfo, FORMAT, KERNELS_DIR, SIM_ACL_LIB};
 use platform_common::Arch;
-use runner::archive::{write_archive, Manifest, SourceFile, SuiteInfo, FORMAT, KERNELS_DIR, SIM_ACL_LIB};
 
 use crate::onboard::workspace_root;
 
@@ -95,7 +95,7 @@ fn archive(args: &Args) -> Result<String, Error> {
         git_revision,
         git_dirty,
         profile: args.profile.clone(),
-        created_at: runner::report::rfc3339_utc(std::time::SystemTime::now()),
+        created_at: cardguard_report::rfc3339_utc(std::time::SystemTime::now()),
         members: Vec::new(),
     };
     let mut files = vec![SourceFile {
@@ -121,7 +121,7 @@ fn archive(args: &Args) -> Result<String, Error> {
     });
     let top = format!("{bin}-{arch}");
     let written = write_archive(&args.output, &top, manifest, &files)
-        .map_err(|e| Error::Failed(runner::app::error_chain(&e)))?;
+        .map_err(|e| Error::Failed(platform_common::message::error_chain(&e)))?;
     let bytes = std::fs::metadata(&args.output).map_or(0, |m| m.len());
     Ok(format!(
         "archive: {} ({:.1} MiB): {bin} ({}, {arch}), {} kernel blob(s), {SIM_ACL_LIB}; git {}{}",

@@ -23,8 +23,8 @@
 use std::path::Path;
 use std::time::Duration;
 
+use cardguard_report::model::{CardEvent, Event, Outcome, RunReport, WorkerAction};
 use platform_common::health::HealthEventKind;
-use runner::report::model::{CardEvent, Event, Outcome, RunReport, WorkerAction};
 
 use crate::bench_sandbox::{load_average, median_index, ms, RunOut, RunSpec, Sandbox};
 
@@ -255,7 +255,7 @@ pub fn floor(name: &str, run: &RunOut, op_timeout_ms: f64) -> Result<Floor, Stri
 }
 
 /// The one case that failed its first attempt and passed a retry.
-fn trigger(r: &RunReport) -> Option<&runner::report::model::CaseReport> {
+fn trigger(r: &RunReport) -> Option<&cardguard_report::model::CaseReport> {
     let mut flaky = r.cases.iter().filter(|c| c.outcome == Outcome::Flaky);
     let t = flaky.next()?;
     (flaky.next().is_none() && t.attempts.len() >= 2 && t.attempts[0].outcome.is_failure()).then_some(t)

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use runner::report::model::{Event, RunReport};
+use cardguard_report::model::{Event, RunReport};
 use serde_json::Value;
 use tempfile::TempDir;
 
@@ -116,8 +116,8 @@ impl Sandbox {
                 Err(format!("the run left no {}", p.display()))
             }
         };
-        let report_json = runner::report::read_report(&read("report.json")?).map_err(|e| e.to_string())?;
-        let journal = runner::report::read_journal(&read("journal.jsonl")?).map_err(|e| e.to_string())?;
+        let report_json = cardguard_report::read_report(&read("report.json")?).map_err(|e| e.to_string())?;
+        let journal = cardguard_report::read_journal(&read("journal.jsonl")?).map_err(|e| e.to_string())?;
         let text =
             std::fs::read_to_string(&stats).map_err(|e| format!("cannot read {}: {e}", stats.display()))?;
         let stats: Value =

@@ -3,9 +3,10 @@
 //! by which run, why) and whether the next run preflights it; then the runs waiting in the card
 //! queue, in arrival order.
 //!
-//! The platform's lock dir and card count are the suite binary's (`runner::platform::info`: on
-//! sim `ONBOARD_SIM_CARDS` and `ONBOARD_LOCK_DIR`, on onboard `ONBOARD_CARDS` and the host lock
-//! dir); `--arch` only picks whose simulator defaults count the cards. The survey
+//! The platform's lock dir and card count are the suite binary's, asked as a process
+//! (`cardguard-suite --platform-info`: on sim `ONBOARD_SIM_CARDS` and `ONBOARD_LOCK_DIR`, on
+//! onboard `ONBOARD_CARDS` and the host lock dir); `--arch` only picks whose simulator defaults
+//! count the cards. The survey
 //! (`platform_common::lease::survey`) takes no card's lock: a run starting meanwhile is never
 //! refused because of it.
 //!
@@ -14,13 +15,25 @@
 //! with a one-line error when the lock dir cannot be read.
 
 use std::fmt::Write as _;
-use std::process::ExitCode;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
 
-use platform_common::lease::{survey, CardSurvey, HeldBy, LockDirSurvey};
+use cardguard_report::Platform;
+use platform_common::lease::{survey, CardSurvey, HeldBy, LeaseConfig, LockDirSurvey};
+use platform_common::message::error_chain;
 use platform_common::Arch;
-use runner::cli::PlatformArg;
-use runner::report::model::Platform;
 use serde_json::{json, Value};
+
+use crate::onboard::build_suite;
+
+/// `--platform`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum PlatformArg {
+    /// Simulated cards.
+    Sim,
+    /// Real cards through CANN.
+    Onboard,
+}
 
 /// Arguments.
 #[derive(Debug, clap::Args)]
@@ -42,21 +55,67 @@ fn parse_arch(s: &str) -> Result<Arch, String> {
 
 /// Runs the command.
 pub fn run(args: Args) -> ExitCode {
-    let platform = args
-        .platform
-        .map_or_else(runner::platform::default_platform, Into::into);
-    let surveyed = runner::platform::info(platform, args.arch)
-        .map_err(|e| runner::app::error_chain(&e))
-        .and_then(|info| survey(&info.leases, info.cards).map_err(|e| runner::app::error_chain(&e)));
+    let surveyed = build_suite(false).and_then(|exe| {
+        let (platform, leases, cards) = platform_info(&exe, args.platform, args.arch)?;
+        let s = survey(&leases, cards).map_err(|e| error_chain(&e))?;
+        Ok((platform, s))
+    });
     match surveyed {
-        Ok(s) if args.json => println!("{}", to_json(platform, &s)),
-        Ok(s) => print!("{}", table(platform, &s)),
+        Ok((platform, s)) if args.json => println!("{}", to_json(platform, &s)),
+        Ok((platform, s)) => print!("{}", table(platform, &s)),
         Err(e) => {
             eprintln!("error: cards: {e}");
             return ExitCode::from(2);
         }
     }
     ExitCode::SUCCESS
+}
+
+/// The platform (`platform`, else the suite binary's default), its lock dir and its card count on
+/// `arch`, as the suite binary `exe` says (`--platform-info`).
+fn platform_info(
+    exe: &Path,
+    platform: Option<PlatformArg>,
+    arch: Arch,
+) -> Result<(Platform, LeaseConfig, u32), String> {
+    let mut cmd = Command::new(exe);
+    cmd.args(["--no-config", "--arch", arch.name(), "--platform-info"]);
+    if let Some(p) = platform {
+        cmd.args([
+            "--platform",
+            if p == PlatformArg::Sim { "sim" } else { "onboard" },
+        ]);
+    }
+    let out = cmd
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() {
+        // The suite binary's own one-line error, without its prefix.
+        let line = stderr.lines().next().unwrap_or_default();
+        return Err(line.strip_prefix("error: ").unwrap_or(line).to_owned());
+    }
+    parse_platform_info(&String::from_utf8_lossy(&out.stdout))
+}
+
+/// Reads `--platform-info`'s object: `platform`, `cards`, `lock_dir`.
+fn parse_platform_info(text: &str) -> Result<(Platform, LeaseConfig, u32), String> {
+    let bad = |what: &str| format!("the suite binary's --platform-info {what}: {}", text.trim());
+    let doc: Value = serde_json::from_str(text).map_err(|_| bad("is not JSON"))?;
+    let platform: Platform =
+        serde_json::from_value(doc["platform"].clone()).map_err(|_| bad("names no platform"))?;
+    let cards = doc["cards"]
+        .as_u64()
+        .and_then(|n| u32::try_from(n).ok())
+        .ok_or_else(|| bad("has no card count"))?;
+    let dir = doc["lock_dir"].as_str().ok_or_else(|| bad("has no lock dir"))?;
+    Ok((
+        platform,
+        LeaseConfig {
+            dir: PathBuf::from(dir),
+        },
+        cards,
+    ))
 }
 
 /// Whether the next run that leases the card preflights it first.
@@ -193,8 +252,52 @@ pub fn to_json(platform: Platform, s: &LockDirSurvey) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use platform_common::lease::{CardHealth, HealthStatus, LeaseConfig};
+    use platform_common::lease::{CardHealth, HealthStatus};
     use platform_common::DeviceLease;
+
+    /// The suite binary's answer for simulated cards follows the variables a run reads.
+    #[test]
+    fn the_suite_binary_names_the_platform_its_cards_and_lock_dir() {
+        let exe = build_suite(false).expect("the suite binary builds");
+        let tmp = tempfile::tempdir().unwrap();
+        let out = Command::new(&exe)
+            .args([
+                "--no-config",
+                "--arch",
+                "a5",
+                "--platform",
+                "sim",
+                "--platform-info",
+            ])
+            .env("ONBOARD_SIM_ROOT", tmp.path().join("sim"))
+            .env("ONBOARD_LOCK_DIR", tmp.path().join("locks"))
+            .env("ONBOARD_SIM_CARDS", "3")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let (platform, leases, cards) = parse_platform_info(&String::from_utf8_lossy(&out.stdout)).unwrap();
+        assert_eq!((platform, cards), (Platform::Sim, 3));
+        assert_eq!(leases.dir, tmp.path().join("locks"));
+    }
+
+    #[test]
+    fn a_bad_platform_info_is_an_error_naming_what_is_missing() {
+        let ok = r#"{"platform":"onboard","cards":8,"lock_dir":"/var/lock/cardguard"}"#;
+        let (platform, leases, cards) = parse_platform_info(ok).unwrap();
+        assert_eq!((platform, cards), (Platform::Onboard, 8));
+        assert_eq!(leases.dir, PathBuf::from("/var/lock/cardguard"));
+        #[rustfmt::skip]
+        let rows = [
+            ("not json",                                            "is not JSON"),
+            (r#"{"cards":8,"lock_dir":"/l"}"#,                      "names no platform"),
+            (r#"{"platform":"sim","lock_dir":"/l"}"#,               "has no card count"),
+            (r#"{"platform":"sim","cards":8}"#,                     "has no lock dir"),
+        ];
+        for (text, want) in rows {
+            let err = parse_platform_info(text).unwrap_err();
+            assert!(err.contains(want), "{text}: {err}");
+        }
+    }
 
     #[test]
     fn a_survey_shows_free_held_and_quarantined_cards() {

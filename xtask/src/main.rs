@@ -1,5 +1,6 @@
 //! `cargo xtask`: the project's commands. One file per command; this file only dispatches.
 
+mod arches;
 mod archive;
 mod bench;
 mod bench_recovery;
@@ -66,7 +67,7 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Err(e) => {
-            eprintln!("error: {}", runner::cli::one_line(&e.to_string()));
+            eprintln!("error: {}", platform_common::message::one_line(&e.to_string()));
             return ExitCode::from(2);
         }
     };

@@ -3,7 +3,7 @@
 //! Each DIR is a run's report directory (it holds `report.json`). The merged `report.json` and a
 //! `junit.xml` regenerated from it are written to `--out` (default `target/onboard/merged` under the
 //! workspace root) and the merged summary is printed. The merge rules live in
-//! `runner::report::merge`; this file only parses the command line and prints.
+//! `cardguard_report::merge`; this file only parses the command line and prints.
 //!
 //! Exit status: 0 when the reports were merged (whatever their verdicts: the partition jobs carry
 //! those), 2 for bad input (a missing directory or report, an unreadable report, a case present in
@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use runner::report::{merge, read_run_dirs, render_summary, write_merged, JUNIT_XML, REPORT_JSON};
+use cardguard_report::{merge, read_run_dirs, render_summary, write_merged, JUNIT_XML, REPORT_JSON};
 
 /// Arguments.
 #[derive(Debug, clap::Args)]
@@ -40,7 +40,10 @@ pub fn run(args: Args) -> ExitCode {
     let merged = match merged.and_then(|m| write_merged(&out, &m).map(|()| m)) {
         Ok(m) => m,
         Err(e) => {
-            eprintln!("merge-reports: failed to {}", runner::app::error_chain(&e));
+            eprintln!(
+                "merge-reports: failed to {}",
+                platform_common::message::error_chain(&e)
+            );
             return ExitCode::from(2);
         }
     };
@@ -56,7 +59,7 @@ pub fn run(args: Args) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use runner::report::{
+    use cardguard_report::{
         read_report, Attempt, AttemptOutcome, DriverReport, FlakyResult, Platform, RunBuilder, RunInfo,
     };
 
@@ -86,7 +89,7 @@ mod tests {
             b.push_attempt(id, attempt).unwrap();
         }
         let dir = root.join(run_id);
-        runner::report::write_run_files(&dir, &b.finish(10, FlakyResult::Pass)).unwrap();
+        cardguard_report::write_run_files(&dir, &b.finish(10, FlakyResult::Pass)).unwrap();
         dir
     }
 

@@ -18,6 +18,13 @@ use serde::Deserialize;
 /// The package of the built-in suite.
 pub const BUILTIN_PACKAGE: &str = "runner";
 
+/// Where a workspace keeps its config file (the suite binary's `config::CONFIG_PATH`: a test
+/// holds the two together).
+pub const CONFIG_PATH: &str = ".config/cardguard.toml";
+
+/// The variable that names the config file (the suite binary's `config::ENV_CONFIG`).
+pub const ENV_CONFIG: &str = "CARDGUARD_CONFIG";
+
 /// Arguments: `--package NAME`, and everything else is passed to the suite binary.
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -43,7 +50,7 @@ pub fn run(args: Args) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let env_config = std::env::var_os(runner::config::ENV_CONFIG).is_some();
+    let env_config = std::env::var_os(ENV_CONFIG).is_some();
     let config = workspace_config(&workspace_root(), &rest, env_config);
     match Command::new(&exe)
         .args(config.iter().flatten())
@@ -66,7 +73,7 @@ pub fn workspace_config(root: &Path, args: &[String], env_config: bool) -> Optio
     let named = args
         .iter()
         .any(|a| a == "--config" || a.starts_with("--config=") || a == "--no-config");
-    let file = root.join(runner::config::CONFIG_PATH);
+    let file = root.join(CONFIG_PATH);
     (!named && !env_config && file.is_file()).then(|| ["--config".to_owned(), file.display().to_string()])
 }
 
@@ -228,6 +235,13 @@ pub fn exit_code(status: std::process::ExitStatus) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The config file is where the suite binary looks for it (a tool names it without the runner).
+    #[test]
+    fn the_config_file_is_where_the_suite_binary_looks() {
+        assert_eq!(CONFIG_PATH, runner::config::CONFIG_PATH);
+        assert_eq!(ENV_CONFIG, runner::config::ENV_CONFIG);
+    }
 
     fn strings(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| (*s).to_owned()).collect()

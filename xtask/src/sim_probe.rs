@@ -15,13 +15,13 @@ use std::process::{Command, ExitCode};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::arches::entry as arch_entry;
 use platform_common::kernel::load_builtin;
 use platform_common::lease::{DeviceLease, LeaseConfig};
 use platform_common::runner_base::{ArchEntry, RawWorker};
 use platform_common::sim::{start_run, FaultPlan, SimConfig, SimDriver};
 use platform_common::timeouts::{TimeoutProfile, Timeouts};
 use platform_common::{Arch, DeviceId, Driver, DriverError};
-use runner::platform::arch_entry;
 
 /// The card the probe uses.
 const CARD: DeviceId = 0;

@@ -7,10 +7,16 @@
 //! - `unsafe` code only in the modules of [`UNSAFE_ALLOWED`], each listed with why;
 //! - no `#[path]` attribute outside build scripts;
 //! - the test-support crate is a dev-dependency only: no product crate's normal dependency tree
-//!   has it.
+//!   has it;
+//! - no import circle between the files of a crate, nor between the folders (modules) of one
+//!   parent ([`imports`]: the graph; [`cycles`]: the circles), but those of [`CIRCLES_ALLOWED`].
 //!
 //! The files are the ones git tracks (plus untracked, not ignored ones, so a new file is checked
 //! before it is committed). This file owns the rules; it changes no file.
+
+mod cycles;
+mod imports;
+mod modules;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -74,6 +80,21 @@ pub const UNSAFE_ALLOWED: &[(&str, &str)] = &[
     ("crates/sim-acl/src/exports_hal.rs", "exported hal* C functions"),
     ("crates/sim-acl/src/exports_rt.rs", "exported rt* C functions"),
 ];
+
+/// Import circles allowed (their members: files, or for a circle between folders each folder's
+/// module file), with the reason. Every other circle fails [`check_imports`]; an entry that no
+/// longer matches a circle fails too, so it is taken off the list.
+pub const CIRCLES_ALLOWED: &[(&[&str], &str)] = &[(
+    &[
+        "crates/runner-cxx/src/bridge.rs",
+        "crates/runner-cxx/src/convert.rs",
+        "crates/runner-cxx/src/host.rs",
+    ],
+    "the cxx bridge: an `extern \"Rust\"` function or type must be in scope of the bridge's \
+         file (cxx resolves it there) and returns the bridge's shared structs, so whatever \
+         implements it imports the bridge back; only one file holding the bridge and every \
+         function behind it (over the size limit) would have no circle",
+)];
 
 /// Generated files: no `//!` doc required (their generator writes its own header).
 const GENERATED: &[&str] = &["crates/platform-common/src/acl/bindings.rs"];
@@ -233,6 +254,92 @@ pub fn check_workspace() -> Vec<Violation> {
     v
 }
 
+/// The root file of every target of every workspace package (libraries, binaries, tests, build
+/// scripts, examples), relative to the workspace root.
+fn crate_roots(root: &Path) -> Vec<PathBuf> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = Command::new(cargo)
+        .args(["metadata", "--offline", "--no-deps", "--format-version", "1"])
+        .current_dir(root)
+        .output()
+        .expect("cargo metadata runs");
+    assert!(
+        out.status.success(),
+        "cargo metadata: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).expect("cargo metadata prints JSON");
+    let mut roots: Vec<PathBuf> = meta["packages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|p| p["targets"].as_array().into_iter().flatten())
+        .filter_map(|t| t["src_path"].as_str())
+        .filter_map(|p| Path::new(p).strip_prefix(root).ok().map(Path::to_owned))
+        .collect();
+    roots.sort();
+    roots.dedup();
+    roots
+}
+
+/// The import circles of the crates rooted at `roots` (each once, however many crates share its
+/// files), or the files that could not be read.
+pub fn import_circles(root: &Path, roots: &[PathBuf]) -> Result<Vec<cycles::Circle>, Vec<Violation>> {
+    let mut circles = Vec::new();
+    let mut unreadable = Vec::new();
+    for krate in roots {
+        match modules::Tree::load(root, krate) {
+            Ok(tree) => {
+                let edges = imports::file_edges(&tree);
+                circles.extend(cycles::file_circles(&edges));
+                circles.extend(cycles::folder_circles(&tree, &edges));
+            }
+            Err(e) => unreadable.push(Violation {
+                file: e.file.display().to_string(),
+                what: e.what,
+            }),
+        }
+    }
+    if !unreadable.is_empty() {
+        return Err(unreadable);
+    }
+    circles.sort_by(|a, b| (&a.within, &a.members).cmp(&(&b.within, &b.members)));
+    circles.dedup_by(|a, b| a.within == b.within && a.members == b.members);
+    Ok(circles)
+}
+
+/// Whether [`CIRCLES_ALLOWED`] lists `circle` (every member inside one entry).
+fn allowed(circle: &cycles::Circle) -> bool {
+    CIRCLES_ALLOWED
+        .iter()
+        .any(|(files, _)| circle.members.iter().all(|m| files.contains(&m.as_str())))
+}
+
+/// The import rule: a violation per circle not allowed, naming its members and the imports that
+/// close it.
+pub fn check_imports(circles: &[cycles::Circle]) -> Vec<Violation> {
+    circles
+        .iter()
+        .filter(|c| !allowed(c))
+        .map(|c| {
+            let members: Vec<&str> = c.members.iter().map(String::as_str).collect();
+            let what = if c.within.is_empty() {
+                format!("import circle between files {}", members.join(", "))
+            } else {
+                format!(
+                    "import circle between the modules of {}: {}",
+                    c.within,
+                    members.join(", ")
+                )
+            };
+            Violation {
+                file: members[0].to_owned(),
+                what: format!("{what}; through {}", c.imports.join("; ")),
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -257,41 +364,113 @@ mod tests {
         }
     }
 
+    #[test]
+    fn no_import_circle_between_files_or_folders() {
+        let root = root();
+        let circles = import_circles(&root, &crate_roots(&root)).unwrap_or_else(|v| {
+            let lines: Vec<String> = v.iter().map(|v| format!("{}: {}", v.file, v.what)).collect();
+            panic!("the import rule cannot read:\n{}", lines.join("\n"))
+        });
+        let lines: Vec<String> = check_imports(&circles)
+            .iter()
+            .map(|v| format!("{}: {}", v.file, v.what))
+            .collect();
+        assert!(lines.is_empty(), "import circles:\n{}", lines.join("\n"));
+        for (files, why) in CIRCLES_ALLOWED {
+            assert!(
+                circles
+                    .iter()
+                    .any(|c| c.members.iter().all(|m| files.contains(&m.as_str()))),
+                "the circle {files:?} is allowed ({why}) but there is none: take it off the list"
+            );
+        }
+    }
+
+    /// The rule fails on a circle and names its files and the imports that close it.
+    #[test]
+    fn the_import_rule_catches_a_circle() {
+        let dir = tempfile::tempdir().unwrap();
+        for (file, text) in [
+            ("src/lib.rs", "//! Root.\nmod a;\nmod b;\n"),
+            ("src/a.rs", "//! A.\nuse crate::b::B;\npub struct A(B);\n"),
+            ("src/b.rs", "//! B.\npub struct B;\nfn f(_: crate::a::A) {}\n"),
+        ] {
+            std::fs::create_dir_all(dir.path().join(file).parent().unwrap()).unwrap();
+            std::fs::write(dir.path().join(file), text).unwrap();
+        }
+        let circles = import_circles(dir.path(), &[PathBuf::from("src/lib.rs")]).unwrap();
+        let v = check_imports(&circles);
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(v[0].what.contains("between files src/a.rs, src/b.rs"), "{v:?}");
+        assert!(v[0].what.contains("src/a.rs -> src/b.rs (crate::b::B)"), "{v:?}");
+        assert!(v[0].what.contains("src/b.rs -> src/a.rs (crate::a::A)"), "{v:?}");
+    }
+
+    /// The crates `cargo tree -e normal -p KRATE` lists (names only).
+    fn normal_tree(krate: &str) -> Vec<String> {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let out = Command::new(&cargo)
+            .args([
+                "tree",
+                "--offline",
+                "-e",
+                "normal",
+                "--prefix",
+                "none",
+                "--all-features",
+                "-p",
+                krate,
+            ])
+            .current_dir(root())
+            .output()
+            .expect("cargo tree runs");
+        assert!(
+            out.status.success(),
+            "cargo tree -p {krate}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| l.split_whitespace().next())
+            .map(str::to_owned)
+            .collect()
+    }
+
     /// `cargo tree -e normal` of every product crate: test code never reaches a user's build.
     #[test]
     fn test_support_is_never_a_normal_dependency() {
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         for krate in [
             "platform-common",
             "platform-a5",
             "platform-a2a3",
+            "cardguard-reference",
+            "cardguard-report",
+            "cardguard-archive",
             "runner",
             "sim-acl",
         ] {
-            let out = Command::new(&cargo)
-                .args([
-                    "tree",
-                    "--offline",
-                    "-e",
-                    "normal",
-                    "--prefix",
-                    "none",
-                    "--all-features",
-                    "-p",
-                    krate,
-                ])
-                .current_dir(root())
-                .output()
-                .expect("cargo tree runs");
+            let tree = normal_tree(krate);
             assert!(
-                out.status.success(),
-                "cargo tree -p {krate}: {}",
-                String::from_utf8_lossy(&out.stderr)
+                !tree.iter().any(|c| c == "cardguard-test-support"),
+                "{krate} depends on the test-support crate outside its dev-dependencies: {tree:?}"
             );
-            let tree = String::from_utf8_lossy(&out.stdout);
+        }
+    }
+
+    /// xtask drives the suite binary as a process and reads its reports through the report crate;
+    /// the formats' crates are below the runner: none of them links it.
+    #[test]
+    fn xtask_and_the_formats_never_link_the_runner() {
+        for krate in [
+            "xtask",
+            "cardguard-report",
+            "cardguard-archive",
+            "cardguard-reference",
+        ] {
+            let tree = normal_tree(krate);
             assert!(
-                !tree.lines().any(|l| l.starts_with("cardguard-test-support ")),
-                "{krate} depends on the test-support crate outside its dev-dependencies:\n{tree}"
+                !tree.iter().any(|c| c == "runner"),
+                "{krate} links the runner: {tree:?}"
             );
         }
     }

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-use runner::archive::{unpack, Unpacked};
+use cardguard_archive::{unpack, Unpacked};
 
 const XTASK: &str = env!("CARGO_BIN_EXE_xtask");
 

@@ -16,8 +16,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use cardguard_archive::unpack;
 use fleet_support::{cargo_shim, run_job, scalar, Artifacts, Context, JobEnv, Workflow};
-use runner::archive::unpack;
 
 const XTASK: &str = env!("CARGO_BIN_EXE_xtask");
 const WORKFLOW: &str = "ci/github/onboard-fleet.yml";

@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use runner::report::model::{Outcome, RunReport};
+use cardguard_report::model::{Outcome, RunReport};
 
 /// `cargo xtask onboard ARGS` in a sandbox of `dir`, reports in `dir/report-<tag>`.
 fn onboard(dir: &Path, tag: &str, args: &[&str]) -> (Output, std::path::PathBuf) {
@@ -52,7 +52,7 @@ fn files(dir: &Path) -> Vec<String> {
 }
 
 fn report(dir: &Path) -> RunReport {
-    runner::report::read_report(&dir.join("report.json")).unwrap()
+    cardguard_report::read_report(&dir.join("report.json")).unwrap()
 }
 
 #[test]

@@ -6,6 +6,7 @@
 
 mod common;
 
+use cardguard_reference::vector_add_case;
 use cardguard_test_support::bench::{run_case, CaseOutcome, SimBench, WORKLOAD_KERNELS};
 use cardguard_test_support::suites::CARD;
 use platform_a2a3::DeviceRunner;
@@ -13,7 +14,6 @@ use platform_common::driver::DriverCall;
 use platform_common::runner_base::{RunError, RunRequest, UsageError};
 use platform_common::sim::SimDriver;
 use platform_common::FailureClass;
-use runner::suite::reference::vector_add_case;
 
 /// A runner on a card whose partial-good mask is `mask`, in a fresh simulated process of `bench`'s
 /// machine, with the workload kernels registered.

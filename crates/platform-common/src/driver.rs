@@ -32,8 +32,7 @@ use crate::error::DriverError;
 use crate::kernel::KernelBlob;
 use crate::lease::DeviceLease;
 
-/// A physical card number.
-pub type DeviceId = u32;
+pub use crate::device_id::DeviceId;
 
 /// Result of a driver call.
 pub type DriverResult<T> = Result<T, DriverError>;

@@ -10,7 +10,8 @@
 //! - [`lease`]: exclusive, crash-safe per-card leases (`flock`).
 //! - [`visible`]: a card's logical id and its physical (driver-visible) id under
 //!   `ASCEND_RT_VISIBLE_DEVICES`.
-//! - [`env`] and [`number`]: how an `ONBOARD_*` variable is read and the one rule for a number.
+//! - [`env`] and [`number`]: how an `ONBOARD_*` variable is read and the one rule for a number;
+//!   [`message`]: an error (and its causes) on one line, as every cardguard binary prints it.
 //! - [`timeouts`]: scheduler < op-execute < stream-sync, with their overrides.
 //! - [`kernel`]: the kernel-blob ABI and loader (the blobs are built by `build.rs` with the
 //!   `kernel-build` crate).
@@ -26,12 +27,14 @@
 
 pub mod arch;
 mod call;
+mod device_id;
 pub mod driver;
 pub mod env;
 pub mod error;
 pub mod health;
 pub mod kernel;
 pub mod lease;
+pub mod message;
 pub mod number;
 pub mod runner_base;
 pub mod timeouts;

@@ -79,6 +79,9 @@ fn run(args: Vec<OsString>, builtin: fn(Arch) -> Suite) -> ExitCode {
     if cli.kernel_files {
         return print_kernel_files(&suite, cli.arch);
     }
+    if cli.platform_info {
+        return print_platform_info(&cli);
+    }
     match dispatch_main(&cli, &suite) {
         Ok(code) => code,
         Err(msg) => usage(&msg),
@@ -138,6 +141,25 @@ fn print_kernel_files(suite: &Suite, arch: Arch) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => usage(&e.to_string()),
+    }
+}
+
+/// `--platform-info` (hidden, for `cargo xtask cards`): the platform (`--platform`, else the
+/// default: onboard when CANN is found), its card count and its lock dir on `--arch`, as one JSON
+/// object. The environment's settings apply as in a run; the config file does not.
+fn print_platform_info(cli: &Cli) -> ExitCode {
+    let platform = cli.platform.map_or_else(platform::default_platform, Into::into);
+    match platform::info(platform, cli.arch) {
+        Ok(info) => {
+            let doc = serde_json::json!({
+                "platform": info.platform,
+                "cards": info.cards,
+                "lock_dir": info.leases.dir,
+            });
+            output::out(doc);
+            ExitCode::SUCCESS
+        }
+        Err(e) => usage(&error_chain(&e)),
     }
 }
 

@@ -11,7 +11,7 @@
 //! `--exclude tag:bench_compute` and the compute ones with `--case tag:bench_compute`.
 
 use crate::case::{CaseSpec, ClassSpec, Runtime, Suite};
-use crate::suite::reference::cases::vector_add_case;
+use cardguard_reference::vector_add_case;
 
 /// Classes of trivial cases in the default benchmark suite.
 pub const CLASSES: u32 = 20;

@@ -3,7 +3,8 @@
 //! This module owns the flags and their one-line errors: every bad value is a usage error that
 //! names the bad part (exit 2). Hidden flags start a lane (`--lane --device N`), choose the
 //! benchmark suite (`--suite bench`), write the benchmark's figures (`--stats-out FILE`), print the
-//! kernel files a suite needs (`--kernel-files`, for `cargo xtask archive`) and let tests' lane
+//! kernel files a suite needs (`--kernel-files`, for `cargo xtask archive`), print the platform's
+//! cards and lock dir (`--platform-info`, for `cargo xtask cards`) and let tests' lane
 //! hooks work (`--test-hooks`). `--archive FILE` is taken out before this parser sees the line
 //! (`crate::archive::launch_request`: the rest is the archived binary's). A run setting's flag is
 //! an `Option` with no clap default: an absent flag leaves the setting to its environment
@@ -18,9 +19,11 @@ use std::time::Duration;
 use clap::{Parser, ValueEnum};
 use platform_common::{Arch, DeviceId};
 
-use crate::dispatch::{DeviceSpec, Isolation};
+pub use platform_common::message::{error_chain, one_line};
+
 use crate::report::model::{FlakyResult, Platform};
 use crate::select::{Partition, Selector};
+use crate::settings::{parse_count, parse_secs, parse_wait, DeviceSpec, HealthCheck, Isolation};
 
 /// `--platform`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -177,7 +180,7 @@ pub struct Cli {
     /// When a worker's card is checked after a case: each (after every case that touched the
     /// device; the default), on-failure (only after a failed attempt), off.
     #[arg(long, value_enum)]
-    pub health_check: Option<crate::lane::HealthCheck>,
+    pub health_check: Option<HealthCheck>,
 
     /// Fault plan for simulated cards (rules separated by ';', e.g. 'dev=1:op_timeout@3').
     #[arg(long, value_name = "PLAN")]
@@ -256,51 +259,16 @@ pub struct Cli {
     #[arg(long, hide = true)]
     pub kernel_files: bool,
 
+    /// Print the platform's cards as one JSON object (`platform`, `cards`, `lock_dir`: the
+    /// platform of --platform, else the default, on --arch) and exit (what `cargo xtask cards`
+    /// surveys).
+    #[arg(long, hide = true)]
+    pub platform_info: bool,
+
     /// Write the benchmarks' figures as JSON to this file (the dispatch window from the first
     /// assignment to the last verdict, peak RSS, report write times).
     #[arg(long, hide = true, value_name = "FILE")]
     pub stats_out: Option<PathBuf>,
-}
-
-/// Default per-case timeout.
-pub const DEFAULT_CASE_TIMEOUT: Duration = Duration::from_secs(300);
-
-/// Default bound on a card's init (`--init-timeout`).
-pub const DEFAULT_INIT_TIMEOUT: Duration = Duration::from_secs(120);
-
-/// The shortest timeout a flag takes: anything shorter would end every lane at once.
-pub const MIN_TIMEOUT: Duration = Duration::from_millis(1);
-
-/// The longest (about 115 days).
-const MAX_TIMEOUT_SECS: f64 = 1e7;
-
-/// A timeout flag's value: seconds as `DIGITS[.DIGITS]` (the one number rule of
-/// [`platform_common::number`]), at least [`MIN_TIMEOUT`].
-pub(crate) fn parse_secs(s: &str) -> Result<Duration, String> {
-    let v = platform_common::number::decimal(s)
-        .ok_or_else(|| format!("{s:?} is not a number of seconds (digits, optionally a point and digits)"))?;
-    if v > MAX_TIMEOUT_SECS {
-        return Err(format!("{s:?} is too long (at most {MAX_TIMEOUT_SECS} s)"));
-    }
-    let d = Duration::from_secs_f64(v);
-    if d < MIN_TIMEOUT {
-        return Err(format!("{s:?} is under the 1 ms minimum"));
-    }
-    Ok(d)
-}
-
-/// `--wait-for-cards`: `0` (do not wait), or a timeout as [`parse_secs`] takes it.
-pub(crate) fn parse_wait(s: &str) -> Result<Duration, String> {
-    if platform_common::number::decimal(s).is_some_and(|v| v == 0.0) {
-        Ok(Duration::ZERO)
-    } else {
-        parse_secs(s)
-    }
-}
-
-/// A count or card number: digits only (no sign), as every number of the command line.
-pub(crate) fn parse_count(s: &str) -> Result<u32, String> {
-    platform_common::number::whole_u32(s).ok_or_else(|| format!("{s:?} is not a whole number"))
 }
 
 /// What parsing the command line gave.
@@ -361,56 +329,9 @@ fn non_utf8_value(args: &[OsString]) -> Option<String> {
         .map(|(flag, value)| format!("{flag}: {value:?} is not valid UTF-8"))
 }
 
-/// The first paragraph of a clap message on one line, without its `error: ` prefix (a message
-/// ending in `:` continues on indented lines, e.g. the missing required arguments). `cargo xtask`
-/// prints its own usage errors with it too.
-pub fn one_line(text: &str) -> String {
-    let para: Vec<&str> = text
-        .lines()
-        .map(str::trim)
-        .skip_while(|l| l.is_empty())
-        .take_while(|l| !l.is_empty())
-        .collect();
-    let line = if para.is_empty() {
-        "bad usage".to_owned()
-    } else {
-        para.join(" ")
-    };
-    line.strip_prefix("error: ").unwrap_or(&line).to_owned()
-}
-
-/// An error and its causes on one line (`a: b: c`), as `merge-reports` prints them.
-pub fn error_chain(err: &dyn std::error::Error) -> String {
-    let mut s = err.to_string();
-    let mut cause = err.source();
-    while let Some(c) = cause {
-        let text = c.to_string();
-        if !s.ends_with(&text) {
-            s.push_str(": ");
-            s.push_str(&text);
-        }
-        cause = c.source();
-    }
-    s.replace('\n', " ")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn clap_messages_become_one_line_naming_the_bad_part() {
-        let bad = "error: invalid value '0' for '--runs <N>': 0 is not in 1..=4294967295\n\nFor more information, try '--help'.\n";
-        assert_eq!(
-            one_line(bad),
-            "invalid value '0' for '--runs <N>': 0 is not in 1..=4294967295"
-        );
-        let missing = "error: the following required arguments were not provided:\n  <DIR>...\n\nUsage: xtask merge-reports <DIR>...\n";
-        assert_eq!(
-            one_line(missing),
-            "the following required arguments were not provided: <DIR>..."
-        );
-    }
 
     fn p(args: &[&str]) -> Parsed {
         parse(

@@ -3,9 +3,11 @@
 //!
 //! Data flows one way: case -> dispatcher -> lane -> chip worker -> device runner -> driver, and
 //! events flow back up. Where each step of the containment chain lives:
-//! - [`case`]: the API a suite declares its classes and cases with (the same for the built-in
-//!   suite and a suite in its own crate; [`prelude`] brings it in with one `use`); [`suite`]: the
-//!   built-in suite; [`bench_suite`]: the benchmark's trivial cases.
+//! - [`case`]: the API a suite declares its classes and cases with, and the case context a body
+//!   drives the device through (the same for the built-in suite and a suite in its own crate;
+//!   [`prelude`] brings it in with one `use`; it depends on nothing of the built-in suite, and
+//!   kernel cases with their check are `cardguard-reference`'s); [`runtime`]: the pool key;
+//!   [`suite`]: the built-in suite; [`bench_suite`]: the benchmark's trivial cases.
 //! - [`select`]: which cases a run holds (`--case`, `--runtime`, `--partition`, arch filter) and
 //!   the hand-out order; [`rerun`]: `--rerun-failed`, the cases an earlier run did not pass.
 //! - [`worker`]: `ChipWorker`; [`pool`]: at most one per card; [`exec`]: one attempt (the case
@@ -20,16 +22,23 @@
 //!   (`sink_rerun`, `lane_exit`, `strikes`, `blame`, `retry`, `quarantine`, `watchdog`, `plan`,
 //!   `handout`), applied by the state machine `dispatch::state` (events in, actions out, no
 //!   process), whose actions `dispatch::proc` carries out; step 8 is [`report::verdict`] and
-//!   `RunReport::exit_code`; [`report`]: what a run leaves behind.
+//!   `RunReport::exit_code`; [`report`]: what a run leaves behind (the model, the files and the
+//!   merge are the `cardguard-report` crate's, re-exported there; the runner adds the progress
+//!   bars, the report directory held for the run and the reporter).
 //! - [`cli`], [`app`], [`platform`]: the suite binary's surface and the driver chosen at run time;
 //!   [`config`]: the config file's profiles and overrides, and which source of a setting wins;
+//!   [`settings`]: the settings' value types and parsers, below `cli`, `config`, `dispatch` and
+//!   `lane`;
 //!   [`list`]: `--list`, plain or JSON Lines;
-//!   [`archive`]: suite archives for card hosts (`--archive FILE`, `cargo xtask archive`);
+//!   [`archive`]: suite archives for card hosts (`--archive FILE`; the format is
+//!   `cardguard-archive`'s);
 //!   [`output`]: its own lines, safe on a closed pipe.
 //!   [`clock`]: the one monotonic clock of a run's events;
 //!   [`crumb`]: a lane's breadcrumb (what its card thread is doing), for a hung case's diagnosis.
 //!
-//! Design choices: lanes are executors and the dispatcher owns all state (nextest's shape); a lane
+//! Imports point one way inside the crate too: no circle between files nor between folders (the
+//! tidy test's rule). Design choices: lanes are executors and the dispatcher owns all state
+//! (nextest's shape); a lane
 //! gets whole classes per message and streams results back; classification comes from typed
 //! errors, never message text; the dispatcher, not the lanes, writes every report file.
 
@@ -53,7 +62,9 @@ pub mod prelude;
 pub mod protocol;
 pub mod report;
 pub mod rerun;
+pub mod runtime;
 pub mod select;
+pub mod settings;
 pub mod sink;
 pub mod suite;
 pub mod worker;

@@ -5,11 +5,11 @@
 //! [`rand::Rng`] for the case's seeded RNG. It only re-exports.
 
 pub use crate::case::{
-    CaseFailure, CaseSpec, ClassSpec, Expected, Fixture, RunInfo, Runtime, SetupError, SetupInfo, Suite,
+    Arg, CaseCtx, CaseFailure, CaseRng, CaseSpec, ClassSpec, DeviceBuffer, DeviceError, Expected, Fixture,
+    RunInfo, Runtime, SetupError, SetupInfo, Suite,
 };
-pub use crate::exec::{Arg, CaseCtx, CaseRng, DeviceBuffer, DeviceError};
 pub use crate::report::model::Platform;
-pub use crate::suite::reference::{allclose, SplitMix64};
+pub use cardguard_reference::{allclose, SplitMix64};
 pub use platform_common::error::codes;
 pub use platform_common::{Arch, Code, FailureClass};
 pub use rand::Rng;

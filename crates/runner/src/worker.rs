@@ -20,7 +20,7 @@ use platform_common::runner_base::{
 use platform_common::timeouts::Timeouts;
 use platform_common::{Arch, DeviceId, DeviceLease, Driver, DriverError};
 
-use crate::case::{FixtureData, Runtime};
+use crate::runtime::Runtime;
 
 /// Where a process's workers come from: the arch, the driver, the card, the timeouts, the probe
 /// kernel, where health events go, where kernels are found, and the kernel blobs already loaded.
@@ -102,6 +102,10 @@ impl BlobCache {
         Ok(blob)
     }
 }
+
+/// A class fixture's data, erased: the host data a lane keeps, or the device resources a worker
+/// keeps (declared with the case API's `Fixture`, which names this type too).
+pub type FixtureData = Arc<dyn std::any::Any + Send + Sync>;
 
 /// A class's device fixture on one worker: built (its resources belong to the worker), or
 /// failed without a device error (reported once, naming the case that saw it).

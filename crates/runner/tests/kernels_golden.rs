@@ -10,14 +10,14 @@ use std::sync::mpsc;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use cardguard_reference::{
+    self as reference, f32s_to_bytes, matmul_case, paged_attention_case, rms_norm_case, softmax_case,
+    vector_add_case, HostArg, KernelCase, PagedAttentionParams,
+};
 use platform_common::kernel::{
     built_blob_dir, load_named, KernelBlob, KernelError, WaitOutcome, Waiter, KERNEL_BAD_ARGS,
 };
 use platform_common::Arch;
-use runner::suite::reference::{
-    self, f32s_to_bytes, matmul_case, paged_attention_case, rms_norm_case, softmax_case, vector_add_case,
-    HostArg, KernelCase, PagedAttentionParams,
-};
 
 const CG_KERNEL_OK: i32 = 0;
 const CG_KERNEL_BAD_ARGS: i32 = 1;

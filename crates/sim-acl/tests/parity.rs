@@ -6,6 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use cardguard_reference::{vector_add_case, HostArg, KernelCase};
 use platform_common::driver::{AicpuTask, DeviceId, Driver, KernelArg, LaunchOrigin};
 use platform_common::error::codes;
 use platform_common::kernel::{built_blob_dir, load_named};
@@ -13,7 +14,6 @@ use platform_common::lease::{DeviceLease, LeaseConfig};
 use platform_common::sim::{start_run, FaultPlan, SimConfig, SimDriver};
 use platform_common::timeouts::Timeouts;
 use platform_common::{Arch, DriverError};
-use runner::suite::reference::{vector_add_case, HostArg, KernelCase};
 
 const CARD: DeviceId = 3;
 
@@ -113,7 +113,7 @@ fn script(d: &dyn Driver, arch: Arch, lease: &DeviceLease) -> Vec<String> {
     log.push(format!("res map: {:?}", d.hal_res_map(CARD, 1)));
     log.push(format!("mem ctl: {:?}", d.hal_mem_ctl(CARD)));
     run_case(d, &vector_add_case(1000, 4, 11), arch, &mut log);
-    run_case(d, &runner::suite::reference::hang_case(1), arch, &mut log);
+    run_case(d, &cardguard_reference::hang_case(1), arch, &mut log);
     log.push(format!("sticky res map: {:?}", d.hal_res_map(CARD, 0)));
     log.push(format!("sticky malloc: {}", show(&d.malloc(64))));
     log.push(format!("sticky stream: {}", show(&d.create_stream())));

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use cardguard_reference::{noop_case, vector_add_case, CaseMismatch, KernelCase};
 use platform_common::acl::AclDriver;
 use platform_common::driver::{DeviceId, Driver};
 use platform_common::error::Code;
@@ -20,7 +21,6 @@ use platform_common::runner_base::{ArchEntry, DeviceRunner, InitError, RunError,
 use platform_common::sim::{start_run, FaultPlan, FaultPlanError, SimConfig, SimDriver, SimError, SimStats};
 use platform_common::timeouts::Timeouts;
 use platform_common::Arch;
-use runner::suite::reference::{noop_case, vector_add_case, CaseMismatch, KernelCase};
 
 /// The kernels a bench's runners register: the probe, the trigger, the compute case.
 pub const WORKLOAD_KERNELS: [&str; 3] = ["noop", "hang", "vector_add"];

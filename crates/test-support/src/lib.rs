@@ -16,6 +16,8 @@
 //! - [`acl_fixtures`]: shared objects that are not CANN, for the `acl` driver's load tests.
 //! - [`probe_suite`]: cases that exercise the runner's public authoring API from outside it, run
 //!   by the `probe-suite` binary ([`bins::probe_suite`]) in the runner's process tests.
+//! - [`report_fixture`]: a realistic run's events and report (every outcome, a card's whole
+//!   health story), for the report crate's tests and the runner's.
 //! - [`real_headers`]: CANN's real ACL headers out of the torch-npu wheel `.ci/run` downloads,
 //!   for the conformance tests.
 //! - [`entry`]: the arch crate's `ENTRY` of an `Arch` (the one place this crate names the arch
@@ -37,6 +39,7 @@ pub mod locate;
 pub mod measure;
 pub mod probe_suite;
 pub mod real_headers;
+pub mod report_fixture;
 pub mod suites;
 
 pub use arches::entry;

@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use super::check::{check, Facts, Violation};
 use super::plan::Plan;
-use super::run::{list_cases, multi_card_cases, run_plan, Kill, PlanRun, RunError};
+use super::run::{list_cases, run_plan, Kill, PlanRun, RunError};
 use crate::onboard::{build_suite, target_dir};
 
 /// Arguments.
@@ -133,7 +133,7 @@ pub fn chaos(s: &Settings, out: &mut dyn Write) -> Result<Summary, RunError> {
     );
     let mut facts = ArchFacts::new();
     for arch in [Arch::A5, Arch::A2a3] {
-        facts.insert(arch, (list_cases(&s.exe, arch, &s.work)?, multi_card_cases(arch)));
+        facts.insert(arch, list_cases(&s.exe, arch, &s.work)?);
     }
     let mut summary = Summary {
         held: 0,

@@ -6,8 +6,8 @@
 //! `ONBOARD_SIM_CARDS`; `ONBOARD_SIM_FAULTS` removed: the plan goes in `--faults`); with `--kill`
 //! a thread that, at the plan's moment, SIGKILLs one lane of the run (or says the run ended
 //! first); the bound past which a run counts as hung (its whole process tree is then killed). The
-//! suite stays in this process's process group, so a Ctrl-C reaches it too. It also asks the suite binary which cases it selects (`--list`) and the built-in
-//! suite which cases need several cards. It never judges a report (see `check`).
+//! suite stays in this process's process group, so a Ctrl-C reaches it too. It also asks the suite binary which cases it selects and which of them need several
+//! cards (`--list --format json`). It never judges a report (see `check`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
@@ -111,6 +111,9 @@ fn prepare(path: &Path) -> impl FnOnce(std::io::Error) -> RunError + '_ {
     }
 }
 
+/// What every run setting's variable (and the profile's) starts with: removed from a plan's run.
+const SETTING_VAR_PREFIX: &str = "CARDGUARD_";
+
 /// The suite binary with a sim root, lock dir and card count of `dir`'s.
 fn suite_command(exe: &Path, dir: &Path, cards: u32) -> Result<Command, RunError> {
     let sim = dir.join("sim");
@@ -124,10 +127,14 @@ fn suite_command(exe: &Path, dir: &Path, cards: u32) -> Result<Command, RunError
         .env("ONBOARD_SIM_CARDS", cards.to_string())
         .env_remove("ONBOARD_SIM_FAULTS")
         .stdin(Stdio::null())
-        // Neither a config file of the checkout nor a run setting's variable changes a plan's run.
+        // Neither a config file of the checkout nor a run setting's variable changes a plan's run:
+        // every run setting's variable is a `CARDGUARD_*` one (the fault plan's aside, removed
+        // above), and so is the profile's.
         .arg("--no-config");
-    for k in runner::config::KEYS {
-        cmd.env_remove(k.env);
+    for (var, _) in std::env::vars_os() {
+        if var.as_encoded_bytes().starts_with(SETTING_VAR_PREFIX.as_bytes()) {
+            cmd.env_remove(var);
+        }
     }
     Ok(cmd)
 }
@@ -195,7 +202,7 @@ pub fn run_plan(exe: &Path, plan: &Plan, kill: bool, work: &Path) -> Result<Plan
 /// (launch faults fired, launch faults installed, case launches) over the plan's cards, from the
 /// sim's record of each card.
 fn fired_faults(plan: &Plan, sim_root: &Path) -> Option<(usize, usize, u64)> {
-    let cfg = SimConfig::new(runner::platform::arch_entry(plan.arch).facts, sim_root).with_cards(plan.cards);
+    let cfg = SimConfig::new(crate::arches::entry(plan.arch).facts, sim_root).with_cards(plan.cards);
     let mut totals = (0, 0, 0);
     for card in 0..plan.cards {
         let state = card_state(&cfg, card).ok()?;
@@ -235,14 +242,24 @@ fn kill_one_lane(parent: u32, delay: Duration, pick: u64, done: &Receiver<()>, s
     }
 }
 
-/// The case ids `--list` selects for `arch` (every case of the built-in suite the arch admits).
-pub fn list_cases(exe: &Path, arch: Arch, work: &Path) -> Result<BTreeSet<String>, RunError> {
+/// The case ids `--list` selects for `arch` (every case of the built-in suite the arch admits),
+/// and those of them that need more than one card, with the number they need: the suite
+/// binary's `--list --format json`.
+pub fn list_cases(exe: &Path, arch: Arch, work: &Path) -> Result<CaseList, RunError> {
     let dir = tempfile::Builder::new()
         .prefix("list-")
         .tempdir_in(work)
         .map_err(prepare(work))?;
     let out = suite_command(exe, dir.path(), 2)?
-        .args(["--arch", arch.name(), "--platform", "sim", "--list"])
+        .args([
+            "--arch",
+            arch.name(),
+            "--platform",
+            "sim",
+            "--list",
+            "--format",
+            "json",
+        ])
         .output()
         .map_err(|source| RunError::Spawn {
             exe: exe.to_owned(),
@@ -260,47 +277,79 @@ pub fn list_cases(exe: &Path, arch: Arch, work: &Path) -> Result<BTreeSet<String
             String::from_utf8_lossy(&out.stderr).trim()
         )));
     }
-    let ids: BTreeSet<String> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| l.split_whitespace().next())
-        .filter(|id| id.contains("::"))
-        .map(str::to_owned)
-        .collect();
-    if ids.is_empty() {
+    let list = parse_list(&String::from_utf8_lossy(&out.stdout)).map_err(list_err)?;
+    if list.0.is_empty() {
         return Err(list_err("it listed no case".to_owned()));
     }
-    Ok(ids)
+    Ok(list)
 }
 
-/// The built-in suite's cases that need more than one card, with the number they need.
-pub fn multi_card_cases(arch: Arch) -> BTreeMap<String, u32> {
-    runner::suite::builtin(arch)
-        .classes
-        .iter()
-        .flat_map(|class| {
-            class
-                .cases
-                .iter()
-                .filter(|c| c.device_count > 1)
-                .map(move |c| (format!("{}::{}", class.name, c.name), c.device_count))
-        })
-        .collect()
+/// The cases of a list (their ids), and those that need more than one card.
+pub type CaseList = (BTreeSet<String>, BTreeMap<String, u32>);
+
+/// Reads `--list --format json`: one object per case (`id`, `devices`, ...), a line each.
+pub fn parse_list(text: &str) -> Result<CaseList, String> {
+    let mut ids = BTreeSet::new();
+    let mut multi = BTreeMap::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let case: Value =
+            serde_json::from_str(line).map_err(|e| format!("a line is not JSON ({e}): {line}"))?;
+        let (Some(id), Some(devices)) = (case["id"].as_str(), case["devices"].as_u64()) else {
+            return Err(format!("a line has no id or devices: {line}"));
+        };
+        let devices = u32::try_from(devices).map_err(|_| format!("{id} needs {devices} cards"))?;
+        if devices > 1 {
+            multi.insert(id.to_owned(), devices);
+        }
+        ids.insert(id.to_owned());
+    }
+    Ok((ids, multi))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// Every run setting's variable is removed from a plan's run by its prefix (the fault plan's by
+    /// its name).
+    #[test]
+    fn every_run_setting_variable_is_removed_by_its_prefix() {
+        for k in runner::config::KEYS {
+            assert!(
+                k.env.starts_with(SETTING_VAR_PREFIX) || k.env == "ONBOARD_SIM_FAULTS",
+                "{} is read from {}, which a plan's run would keep",
+                k.key,
+                k.env
+            );
+        }
+    }
+
     #[test]
     fn the_builtin_suite_has_its_multi_card_case() {
+        let exe = crate::onboard::build_suite(false).expect("the suite binary builds");
+        let work = tempfile::tempdir().unwrap();
         for arch in [Arch::A5, Arch::A2a3] {
-            let multi = multi_card_cases(arch);
+            let (ids, multi) = list_cases(&exe, arch, work.path()).unwrap();
             assert_eq!(
                 multi.get("MultiCard::vector_add_on_two_cards"),
                 Some(&2),
                 "{arch}"
             );
             assert!(multi.values().all(|&n| n > 1));
+            assert!(multi.keys().all(|id| ids.contains(id)), "{arch}");
         }
+    }
+
+    #[test]
+    fn a_list_line_without_its_fields_is_an_error_naming_it() {
+        let text = "{\"id\":\"A::one\",\"devices\":1}\n{\"id\":\"M::two\",\"devices\":2}\n";
+        let (ids, multi) = parse_list(text).unwrap();
+        assert_eq!(ids.len(), 2);
+        assert_eq!(multi.into_iter().collect::<Vec<_>>(), [("M::two".to_owned(), 2)]);
+        let err = parse_list("{\"id\":\"A::one\"}\n").unwrap_err();
+        assert!(err.contains("A::one"), "{err}");
+        assert!(parse_list("A::one  (rt, pooled)\n")
+            .unwrap_err()
+            .contains("not JSON"));
     }
 }

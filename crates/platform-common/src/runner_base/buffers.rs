@@ -7,45 +7,20 @@
 //! that was closed and rebuilt after a fault) is refused as a usage error before any driver call,
 //! as is a freed handle or a copy outside the buffer: no call ever reaches a dead context through a
 //! stale handle. Every operation is admitted by the guard and makes the card current first; a
-//! driver error goes through the fail-fast chain, exactly as a run's. A healthy finalize frees
-//! what is left; the fatal teardown abandons it with the rest. This file never launches anything.
+//! driver error goes through the fail-fast chain, exactly as a run's (`buffer_ops`). A healthy
+//! finalize frees what is left; the fatal teardown abandons it with the rest. This file owns the
+//! table of a runner's live buffers and the range check; it never launches anything.
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::driver::DevicePtr;
 
-use super::base::DeviceRunnerBase;
-use super::errors::{RunError, UsageError};
+pub use super::buffer_id::BufferId;
+use super::errors::UsageError;
 
 /// Tags handed to runners, one each, never reused in a process.
 static NEXT_TAG: AtomicU64 = AtomicU64::new(1);
-
-/// A device buffer of one runner. Cheap to copy; checked at every use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct BufferId {
-    runner: u64,
-    index: u64,
-}
-
-impl BufferId {
-    /// The tag of the runner that allocated it.
-    pub fn runner(&self) -> u64 {
-        self.runner
-    }
-
-    /// Its number within that runner, from 1.
-    pub fn index(&self) -> u64 {
-        self.index
-    }
-}
-
-impl fmt::Display for BufferId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "buffer {} of runner {}", self.index, self.runner)
-    }
-}
 
 /// One live buffer.
 #[derive(Debug, Clone, Copy)]
@@ -80,30 +55,27 @@ impl Buffers {
 
     /// The live buffer `id`, or why it is not one of this runner's.
     pub(super) fn get(&self, id: BufferId) -> Result<Allocation, UsageError> {
-        if id.runner != self.tag {
+        if id.runner() != self.tag {
             return Err(UsageError::ForeignBuffer {
                 buffer: id,
                 runner: self.tag,
             });
         }
         self.live
-            .get(&id.index)
+            .get(&id.index())
             .copied()
             .ok_or(UsageError::FreedBuffer(id))
     }
 
-    fn insert(&mut self, a: Allocation) -> BufferId {
+    pub(super) fn insert(&mut self, a: Allocation) -> BufferId {
         let index = self.next;
         self.next += 1;
         self.live.insert(index, a);
-        BufferId {
-            runner: self.tag,
-            index,
-        }
+        BufferId::new(self.tag, index)
     }
 
-    fn remove(&mut self, id: BufferId) {
-        self.live.remove(&id.index);
+    pub(super) fn remove(&mut self, id: BufferId) {
+        self.live.remove(&id.index());
     }
 
     /// How many buffers are live.
@@ -118,7 +90,7 @@ impl Buffers {
 }
 
 /// Checks that `len` bytes at `offset` lie inside `a`.
-fn check_range(id: BufferId, a: Allocation, offset: usize, len: usize) -> Result<(), UsageError> {
+pub(super) fn check_range(id: BufferId, a: Allocation, offset: usize, len: usize) -> Result<(), UsageError> {
     match offset.checked_add(len) {
         Some(end) if end <= a.bytes => Ok(()),
         _ => Err(UsageError::BufferRange {
@@ -127,94 +99,6 @@ fn check_range(id: BufferId, a: Allocation, offset: usize, len: usize) -> Result
             len,
             size: a.bytes,
         }),
-    }
-}
-
-impl DeviceRunnerBase {
-    /// The size in bytes of live buffer `id` of this runner.
-    pub fn buffer_size(&self, id: BufferId) -> Result<usize, UsageError> {
-        self.buffers.get(id).map(|a| a.bytes)
-    }
-
-    /// How many buffers of this runner are live.
-    pub fn live_buffers(&self) -> usize {
-        self.buffers.len()
-    }
-
-    /// The device address of live buffer `id` (for a run's arguments).
-    pub(super) fn buffer_ptr(&self, id: BufferId) -> Result<DevicePtr, UsageError> {
-        self.buffers.get(id).map(|a| a.ptr)
-    }
-
-    /// Allocates a zeroed device buffer of `bytes` (at least 1), admitted by the guard.
-    pub(crate) fn alloc_buffer(&mut self, bytes: usize) -> Result<BufferId, RunError> {
-        self.guard()?;
-        if bytes == 0 {
-            return Err(UsageError::EmptyAllocation.into());
-        }
-        self.make_current()?;
-        match self.driver.malloc(bytes) {
-            Ok(ptr) => Ok(self.buffers.insert(Allocation { ptr, bytes })),
-            Err(e) => Err(self.device_failure(e)),
-        }
-    }
-
-    /// Frees buffer `id`. Refused on an unusable runner (its finalize abandons the buffer with
-    /// everything else), and for a handle that is not a live buffer of this runner.
-    pub(crate) fn free_buffer(&mut self, id: BufferId) -> Result<(), RunError> {
-        self.guard()?;
-        let a = self.buffers.get(id)?;
-        self.make_current()?;
-        match self.driver.free(a.ptr) {
-            Ok(()) => {
-                self.buffers.remove(id);
-                Ok(())
-            }
-            // The buffer stays recorded: the fatal teardown abandons it.
-            Err(e) => Err(self.device_failure(e)),
-        }
-    }
-
-    /// Copies `bytes` into buffer `id` at byte `offset`.
-    pub(crate) fn write_buffer(&mut self, id: BufferId, offset: usize, bytes: &[u8]) -> Result<(), RunError> {
-        self.guard()?;
-        let a = self.buffers.get(id)?;
-        check_range(id, a, offset, bytes.len())?;
-        if bytes.is_empty() {
-            return Ok(());
-        }
-        self.make_current()?;
-        match self
-            .driver
-            .memcpy_to_device(DevicePtr(a.ptr.0 + offset as u64), bytes)
-        {
-            Ok(()) => Ok(()),
-            Err(e) => Err(self.device_failure(e)),
-        }
-    }
-
-    /// Copies `len` bytes of buffer `id` from byte `offset` to the host.
-    pub(crate) fn read_buffer(
-        &mut self,
-        id: BufferId,
-        offset: usize,
-        len: usize,
-    ) -> Result<Vec<u8>, RunError> {
-        self.guard()?;
-        let a = self.buffers.get(id)?;
-        check_range(id, a, offset, len)?;
-        let mut out = vec![0u8; len];
-        if len == 0 {
-            return Ok(out);
-        }
-        self.make_current()?;
-        match self
-            .driver
-            .memcpy_to_host(&mut out, DevicePtr(a.ptr.0 + offset as u64))
-        {
-            Ok(()) => Ok(out),
-            Err(e) => Err(self.device_failure(e)),
-        }
     }
 }
 
@@ -250,7 +134,7 @@ mod tests {
 
     #[test]
     fn ranges_stay_inside_the_buffer() {
-        let id = BufferId { runner: 1, index: 1 };
+        let id = BufferId::new(1, 1);
         let a = Allocation {
             ptr: DevicePtr(0),
             bytes: 16,

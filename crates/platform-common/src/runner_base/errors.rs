@@ -12,7 +12,7 @@ use crate::driver::DeviceId;
 use crate::error::{DriverError, FailureClass};
 use crate::timeouts::{TimeoutError, TimeoutProfile};
 
-use super::buffers::BufferId;
+use super::buffer_id::BufferId;
 use super::reset::ResetFailed;
 
 /// A runner could not be initialised on its card.

@@ -26,6 +26,8 @@
 mod arch_entry;
 mod arch_runner;
 mod base;
+mod buffer_id;
+mod buffer_ops;
 mod buffers;
 mod config;
 mod errors;
@@ -43,7 +45,7 @@ mod teardown;
 pub use arch_entry::{ArchEntry, RunnerFactory};
 pub use arch_runner::{ArchRegisters, ArchRunner};
 pub use base::{DeviceRunnerBase, StreamPair};
-pub use buffers::BufferId;
+pub use buffer_id::BufferId;
 pub use config::{RunnerConfig, MAX_RESET_ATTEMPTS};
 pub use errors::{FinalizeError, InitError, RunError, UnusableError, UsageError, WrongLease};
 pub use finalize::FinalizeReport;

@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use platform_common::kernel::{BinaryKind, KernelError, KernelRegistry, Lookup};
 use platform_common::Arch;
 
-use super::manifest::MANIFEST_NAME;
 use crate::case::Suite;
+use cardguard_archive::MANIFEST_NAME;
 
 /// The kernel the post-reset probe runs on simulated cards (always packed).
 const PROBE_KERNEL: &str = "noop";

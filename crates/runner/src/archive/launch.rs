@@ -14,7 +14,7 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
-use super::unpack::unpack;
+use cardguard_archive::unpack;
 
 /// The flag.
 pub const ARCHIVE_FLAG: &str = "--archive";

@@ -11,9 +11,9 @@
 //! lib/libsim_acl.so          the CANN C ABI over the simulated card (for ONBOARD_ACL_LIB)
 //! ```
 //!
-//! - `manifest`: the manifest's format and the checksum both sides use;
-//! - `write`: writing an archive (`cargo xtask archive` gathers the files);
-//! - `unpack`: unpacking one and checking every member, a bad one named;
+//! The format (the manifest, writing, unpacking with every member checked) is the
+//! `cardguard-archive` crate's, re-exported here; this module is the suite binary's side:
+//!
 //! - `launch`: `--archive FILE`: unpack into a private temp dir, check, exec the archived binary;
 //! - `installed`: a binary that runs from an unpacked archive, and the kernel files a suite needs.
 //!
@@ -21,17 +21,10 @@
 
 mod installed;
 mod launch;
-mod manifest;
-mod unpack;
-mod write;
 
+pub use cardguard_archive::{
+    sha256_file, sha256_hex, unpack, write_archive, ArchiveError, Manifest, Member, MemberProblem,
+    SourceFile, SuiteInfo, Unpacked, WriteError, FORMAT, KERNELS_DIR, MANIFEST_NAME, SIM_ACL_LIB,
+};
 pub use installed::{installed_root, kernel_files};
 pub use launch::{launch, launch_request, remove_launch_dir, LaunchRequest, ARCHIVE_FLAG};
-pub use manifest::{
-    sha256_file, sha256_hex, Manifest, Member, SuiteInfo, FORMAT, KERNELS_DIR, MANIFEST_NAME, SIM_ACL_LIB,
-};
-pub use unpack::{unpack, ArchiveError, MemberProblem, Unpacked};
-pub use write::{write_archive, SourceFile, WriteError};
-
-#[cfg(test)]
-mod tests;

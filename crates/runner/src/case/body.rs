@@ -15,8 +15,9 @@ use std::sync::Arc;
 use platform_common::Arch;
 
 use super::failure::CaseFailure;
-use crate::exec::CaseCtx;
-use crate::suite::reference::KernelCase;
+use cardguard_reference::KernelCase;
+
+use super::ctx::CaseCtx;
 
 /// Relative and absolute tolerances of a golden comparison (`|got - want| <= atol + rtol * |want|`).
 /// A case's tolerance, when set, replaces the ones its generator's [`KernelCase`]s carry.

@@ -4,9 +4,10 @@
 use std::time::Duration;
 
 use super::fixture::ClassFixture;
-use super::runtime::{Kind, Runtime};
+use super::kind::Kind;
 use super::settings::{Expected, RunInfo, Settings};
 use super::spec::CaseSpec;
+use crate::runtime::Runtime;
 
 /// A class: a named group of cases of one runtime and kind.
 #[derive(Debug, Clone)]

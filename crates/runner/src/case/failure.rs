@@ -15,7 +15,7 @@ use platform_common::runner_base::RunError;
 use platform_common::{Code, FailureClass};
 
 use crate::report::model::ErrorReport;
-use crate::suite::reference::{CaseMismatch, Mismatch};
+use cardguard_reference::{CaseMismatch, Mismatch};
 
 /// Why a case body failed.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -18,8 +18,9 @@ use std::sync::Arc;
 
 use platform_common::Arch;
 
+use super::ctx::CaseCtx;
 use super::failure::CaseFailure;
-use crate::exec::CaseCtx;
+pub use crate::worker::FixtureData;
 
 /// What a host setup is told.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,9 +35,6 @@ pub struct SetupInfo {
 
 /// Why a host setup failed: any error (`?` on any `std::error::Error`, or `"text".into()`).
 pub type SetupError = Box<dyn std::error::Error + Send + Sync>;
-
-/// A fixture's data, erased (host data or device resources).
-pub type FixtureData = Arc<dyn Any + Send + Sync>;
 
 /// An erased host setup.
 pub type HostSetup = Arc<dyn Fn(&SetupInfo) -> Result<FixtureData, SetupError> + Send + Sync>;

@@ -5,9 +5,13 @@
 //! classes (and skips what cannot run), a lane runs their cases, and the report names them by
 //! [`ClassSpec::case_id`].
 //!
-//! - `runtime`: [`Runtime`] (the pool key), [`Kind`] (pooled or standalone), [`ArchFilter`];
-//! - `body`: [`Body`]: a host-code function of the case context ([`CaseCtx`], the only door to the
-//!   device), a compute generator with goldens built on it, or no device work;
+//! - `kind`: [`Kind`] (pooled or standalone), [`ArchFilter`]; [`Runtime`] (the pool key) is
+//!   `crate::runtime`'s, re-exported;
+//! - `body`: [`Body`]: a host-code function of the case context, a compute generator with goldens
+//!   built on it, or no device work;
+//! - `ctx`: [`CaseCtx`], the case context, the only door to the device from a body (buffers,
+//!   launches, seed and RNG, fixtures, comparisons), every call through the worker's device
+//!   runner;
 //! - `spec`: [`CaseSpec`] and its builder; `class`: [`ClassSpec`]; `suite`: [`Suite`] and its
 //!   validation;
 //! - `settings`: per-case and per-class timeout, retries, expected failure, skip conditions and
@@ -16,14 +20,20 @@
 //!   worker);
 //! - `failure`: [`CaseFailure`], a body's typed failure.
 //!
-//! This module owns the declarations and their validation; it never runs anything (the case
-//! executor, `crate::exec`, does).
+//! This module owns the declarations, their validation and what a body can do; it never runs a
+//! case (the case executor, `crate::exec`, does) and depends on nothing of the built-in suite
+//! (kernel cases and their check are `cardguard-reference`'s).
+//!
+//! Below it: the chip worker ([`crate::worker`], which a case context drives) and the pool key
+//! ([`crate::runtime`]); above it, never imported here: the executor, the lane, the built-in
+//! suite.
 
 mod body;
 mod class;
+mod ctx;
 mod failure;
 mod fixture;
-mod runtime;
+mod kind;
 mod settings;
 mod spec;
 mod suite;
@@ -32,9 +42,11 @@ pub use body::{Body, Generator, HostFn, Tolerance, Workload};
 pub use class::ClassSpec;
 pub use failure::{run_error_report, CaseFailure};
 pub use fixture::{ClassFixture, DeviceSetup, Fixture, FixtureData, HostSetup, SetupError, SetupInfo};
-pub use runtime::{ArchFilter, Kind, Runtime};
+pub use kind::{ArchFilter, Kind};
 pub use settings::{valid_tag, Expectation, Expected, RunInfo, Settings, SkipIf, SkipTest};
 pub use spec::{stable_hash, CaseSpec};
 pub use suite::{valid_kernel_name, valid_name, Suite, SuiteError, MIN_CASE_TIMEOUT};
 
-pub use crate::exec::{Arg, CaseCtx, CaseRng, DeviceBuffer, DeviceError};
+pub use crate::runtime::Runtime;
+pub(crate) use ctx::CtxParts;
+pub use ctx::{Arg, CaseCtx, CaseRng, DeviceBuffer, DeviceError};

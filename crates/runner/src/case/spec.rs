@@ -10,10 +10,10 @@ use std::time::Duration;
 use platform_common::Arch;
 
 use super::body::{Body, Tolerance, Workload};
+use super::ctx::CaseCtx;
 use super::failure::CaseFailure;
-use super::runtime::ArchFilter;
+use super::kind::ArchFilter;
 use super::settings::{Expected, RunInfo, Settings};
-use crate::exec::CaseCtx;
 
 /// One test case.
 #[derive(Debug, Clone)]

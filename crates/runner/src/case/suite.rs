@@ -169,8 +169,8 @@ pub fn valid_kernel_name(name: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::super::runtime::Runtime;
     use super::*;
+    use crate::runtime::Runtime;
 
     fn rt() -> Runtime {
         Runtime::new("rt")

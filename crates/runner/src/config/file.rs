@@ -1,15 +1,13 @@
-//! Finding and reading the config file: `--config FILE`, else `CARDGUARD_CONFIG`, else the first
-//! `.config/cardguard.toml` from the current directory upward (nextest's `.config/nextest.toml`
-//! convention; `cargo xtask onboard` passes the workspace's own with `--config` when neither is
-//! given). The file is read with serde (`deny_unknown_fields` on every table) and every error
-//! names the file, the line (from `toml`'s span) and the key's dotted path.
+//! Reading the config file (found by `source`: `--config FILE`, else `CARDGUARD_CONFIG`, else the
+//! first `.config/cardguard.toml` upward, nextest's `.config/nextest.toml` convention; `cargo
+//! xtask onboard` passes the workspace's own with `--config` when neither is given). The file is
+//! read with serde (`deny_unknown_fields` on every table) and every error names the file, the
+//! line (from `toml`'s span) and the key's dotted path.
 //!
-//! This file owns where the config comes from and its TOML shape ([`ConfigFile`]); it never
-//! checks a setting's value (`settings` and `overrides` do, with the flags' parsers).
+//! This file owns the TOML shape ([`ConfigFile`]) and parsing it; it never checks a setting's
+//! value (`settings` and `overrides` do, with the flags' parsers).
 
 use std::collections::BTreeMap;
-use std::ffi::OsString;
-use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -19,36 +17,7 @@ use toml::Spanned;
 
 use super::error::ConfigError;
 use super::settings::ProfileTable;
-
-/// Where the config file is looked for, from a directory upward.
-pub const CONFIG_PATH: &str = ".config/cardguard.toml";
-
-/// The variable that names the config file (below `--config`).
-pub const ENV_CONFIG: &str = "CARDGUARD_CONFIG";
-
-/// A lookup of the environment (the process's in the suite binary, a map in tests).
-pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<OsString>;
-
-/// How the config file was chosen.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Found {
-    /// `--config FILE`.
-    Flag,
-    /// `CARDGUARD_CONFIG`.
-    Env,
-    /// The first `.config/cardguard.toml` upward from this directory.
-    Search(PathBuf),
-}
-
-impl fmt::Display for Found {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Found::Flag => f.write_str("--config"),
-            Found::Env => f.write_str(ENV_CONFIG),
-            Found::Search(from) => write!(f, "found upward from {}", from.display()),
-        }
-    }
-}
+use super::source::{line_of, FileText, Found};
 
 /// The file's TOML shape: profiles only.
 #[derive(Debug, Default, Deserialize)]
@@ -59,75 +28,23 @@ pub struct ConfigFile {
     pub profile: BTreeMap<String, Spanned<ProfileTable>>,
 }
 
-/// A config file read and parsed.
+/// A config file read and parsed: its text (where it came from, for messages) and its profiles.
+/// It reads as its [`FileText`] (`file.path`, `file.error_at(..)`), which is all that a message
+/// about one of its lines needs.
 #[derive(Debug)]
 pub struct LoadedFile {
-    /// The file, as found or given.
-    pub path: PathBuf,
-    /// How it was chosen.
-    pub found: Found,
-    /// Its text (for line numbers).
-    pub text: String,
+    /// Its text and where it came from.
+    pub source: FileText,
     /// Its profiles.
     pub doc: ConfigFile,
 }
 
-impl LoadedFile {
-    /// The line (from 1) of byte offset `span.start`.
-    pub fn line(&self, span: &Range<usize>) -> usize {
-        line_of(&self.text, span.start)
-    }
+impl std::ops::Deref for LoadedFile {
+    type Target = FileText;
 
-    /// An error at `span`, naming `key`.
-    pub fn error_at(
-        &self,
-        span: &Range<usize>,
-        key: impl Into<String>,
-        message: impl Into<String>,
-    ) -> ConfigError {
-        ConfigError::At {
-            path: self.path.clone(),
-            line: self.line(span),
-            key: Some(key.into()),
-            message: message.into(),
-        }
+    fn deref(&self) -> &FileText {
+        &self.source
     }
-
-    /// What a relative path in the file is relative to: the directory holding `.config/` for a
-    /// file in a `.config` directory (the workspace root), else the file's own directory.
-    pub fn base_dir(&self) -> PathBuf {
-        let dir = self.path.parent().unwrap_or(Path::new("."));
-        match dir.file_name() {
-            Some(n) if n == ".config" => dir.parent().unwrap_or(Path::new(".")).to_path_buf(),
-            _ => dir.to_path_buf(),
-        }
-    }
-}
-
-/// The config file to read, if any: `flag`, else `CARDGUARD_CONFIG`, else the search from `cwd`.
-pub fn locate(
-    flag: Option<&Path>,
-    env: EnvLookup<'_>,
-    cwd: &Path,
-) -> Result<Option<(PathBuf, Found)>, ConfigError> {
-    if let Some(p) = flag {
-        return Ok(Some((p.to_path_buf(), Found::Flag)));
-    }
-    if let Some(p) = env(ENV_CONFIG) {
-        if p.is_empty() {
-            return Err(ConfigError::Env {
-                var: ENV_CONFIG.to_owned(),
-                value: String::new(),
-                message: "is set but empty (unset it to search for .config/cardguard.toml)".to_owned(),
-            });
-        }
-        return Ok(Some((PathBuf::from(p), Found::Env)));
-    }
-    Ok(cwd
-        .ancestors()
-        .map(|d| d.join(CONFIG_PATH))
-        .find(|p| p.is_file())
-        .map(|p| (p, Found::Search(cwd.to_path_buf()))))
 }
 
 /// Reads and parses the file.
@@ -139,9 +56,7 @@ pub fn read(path: PathBuf, found: Found) -> Result<LoadedFile, ConfigError> {
     })?;
     let doc = parse(&path, &text)?;
     Ok(LoadedFile {
-        path,
-        found,
-        text,
+        source: FileText { path, found, text },
         doc,
     })
 }
@@ -157,11 +72,6 @@ pub fn parse(path: &Path, text: &str) -> Result<ConfigFile, ConfigError> {
             message: e.message().replace('\n', " ").trim_end().to_owned(),
         }
     })
-}
-
-fn line_of(text: &str, offset: usize) -> usize {
-    let end = offset.min(text.len());
-    text.as_bytes()[..end].iter().filter(|b| **b == b'\n').count() + 1
 }
 
 /// The dotted path of the innermost key whose key or value holds `span` (`None` for text that is

@@ -9,9 +9,10 @@
 use std::path::Path;
 
 use super::error::ConfigError;
-use super::file::{locate, read, EnvLookup, LoadedFile, CONFIG_PATH, ENV_CONFIG};
+use super::file::{read, LoadedFile};
 use super::overrides::{read_profile, Overrides};
 use super::settings::{check_profile, Chain, ProfileTable, RunSettings, Source};
+use super::source::{locate, EnvLookup, CONFIG_PATH, ENV_CONFIG};
 use crate::cli::Cli;
 
 /// The variable that selects a profile (below `--profile`).
@@ -59,7 +60,7 @@ pub fn load(cli: &Cli, env: EnvLookup<'_>, cwd: &Path) -> Result<Config, ConfigE
     if let Some(f) = &file {
         for (name, table) in &f.doc.profile {
             check_profile(f, name, table.get_ref())?;
-            read_profile(f, name, table.get_ref())?;
+            read_profile(f, name, &table.get_ref().overrides)?;
         }
         if profile != DEFAULT_PROFILE {
             let Some(t) = f.doc.profile.get(&profile) else {
@@ -94,12 +95,19 @@ pub fn load(cli: &Cli, env: EnvLookup<'_>, cwd: &Path) -> Result<Config, ConfigE
         });
     }
     let chain = Chain {
-        file: file.as_ref(),
+        file: file.as_deref(),
         profiles,
     };
     let mut settings = RunSettings::resolve(cli, env, &chain)?;
     let overrides = match &file {
-        Some(f) => Overrides::read(f, &chain.profiles)?,
+        Some(f) => {
+            let overrides: Vec<_> = chain
+                .profiles
+                .iter()
+                .map(|(n, t)| (*n, t.overrides.as_slice()))
+                .collect();
+            Overrides::read(f, &overrides)?
+        }
         None => Overrides::default(),
     };
     // A profile's relative report dir is relative to the workspace root the file is in, not to

@@ -19,12 +19,11 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::error::ConfigError;
-use super::file::LoadedFile;
-use super::settings::ProfileTable;
+use super::source::FileText;
 use super::values::{as_flag_text, Kind};
 use crate::case::{CaseSpec, ClassSpec, Settings, Suite};
-use crate::cli::{parse_count, parse_secs};
 use crate::select::Selector;
+use crate::settings::{parse_count, parse_secs};
 
 /// One override as written.
 #[derive(Debug, Deserialize)]
@@ -65,7 +64,7 @@ pub struct Overrides {
 }
 
 fn checked<X>(
-    file: &LoadedFile,
+    file: &FileText,
     key: &str,
     kind: Kind,
     v: &Spanned<toml::Value>,
@@ -77,10 +76,13 @@ fn checked<X>(
 
 impl Overrides {
     /// The overrides of `profiles` (selected first), each checked.
-    pub fn read(file: &LoadedFile, profiles: &[(&str, &ProfileTable)]) -> Result<Self, ConfigError> {
+    pub fn read(
+        file: &FileText,
+        profiles: &[(&str, &[Spanned<OverrideTable>])],
+    ) -> Result<Self, ConfigError> {
         let mut list = Vec::new();
-        for (name, table) in profiles {
-            list.extend(read_profile(file, name, table)?);
+        for (name, overrides) in profiles {
+            list.extend(read_profile(file, name, overrides)?);
         }
         Ok(Overrides { list })
     }
@@ -117,12 +119,12 @@ impl Overrides {
 
 /// Profile `name`'s overrides, checked (also for a profile that is not selected).
 pub fn read_profile(
-    file: &LoadedFile,
+    file: &FileText,
     name: &str,
-    table: &ProfileTable,
+    overrides: &[Spanned<OverrideTable>],
 ) -> Result<Vec<Override>, ConfigError> {
     let mut out = Vec::new();
-    for (i, o) in table.overrides.iter().enumerate() {
+    for (i, o) in overrides.iter().enumerate() {
         let key = |k: &str| format!("profile.{name}.overrides[{i}].{k}");
         let t = o.get_ref();
         let selector = checked(file, &key("filter"), Kind::Text, &t.filter, |s| {

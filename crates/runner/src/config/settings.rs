@@ -17,15 +17,13 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::error::ConfigError;
-use super::file::{EnvLookup, LoadedFile};
 use super::overrides::OverrideTable;
+use super::source::{EnvLookup, FileText};
 use super::values::*;
-use crate::cli::{
-    parse_count, parse_secs, parse_wait, Cli, FlakyArg, IsolationArg, PlatformArg, DEFAULT_CASE_TIMEOUT,
-    DEFAULT_INIT_TIMEOUT,
+use crate::cli::{Cli, FlakyArg, IsolationArg, PlatformArg};
+use crate::settings::{
+    parse_count, parse_secs, parse_wait, DeviceSpec, HealthCheck, DEFAULT_CASE_TIMEOUT, DEFAULT_INIT_TIMEOUT,
 };
-use crate::dispatch::DeviceSpec;
-use crate::lane::HealthCheck;
 
 /// Where a resolved setting came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -103,7 +101,7 @@ pub struct Key {
 #[derive(Debug)]
 pub struct Chain<'a> {
     /// The file they are in (none: no config file, no profile values).
-    pub file: Option<&'a LoadedFile>,
+    pub file: Option<&'a FileText>,
     /// (name, table), selected first.
     pub profiles: Vec<(&'a str, &'a ProfileTable)>,
 }
@@ -111,7 +109,7 @@ pub struct Chain<'a> {
 /// A profile's value checked: the right TOML type, then the flag's parser.
 fn profile_value<X>(
     k: &Key,
-    file: &LoadedFile,
+    file: &FileText,
     profile: &str,
     v: &Spanned<toml::Value>,
     parse: fn(&str) -> Result<X, String>,
@@ -236,7 +234,7 @@ macro_rules! run_settings {
 
         /// Checks every value of profile `name` (a profile that is not selected too: a typo is
         /// found on any run).
-        pub fn check_profile(file: &LoadedFile, name: &str, table: &ProfileTable) -> Result<(), ConfigError> {
+        pub fn check_profile(file: &FileText, name: &str, table: &ProfileTable) -> Result<(), ConfigError> {
             let mut keys = KEYS.iter();
             $(
                 let k = keys.next().expect("one key per setting");

@@ -8,9 +8,9 @@ use std::fmt::Write;
 
 use platform_common::Arch;
 
-use super::file::CONFIG_PATH;
 use super::load::Config;
 use super::settings::Source;
+use super::source::CONFIG_PATH;
 use super::values::show_secs;
 use crate::case::Suite;
 

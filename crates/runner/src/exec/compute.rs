@@ -8,9 +8,9 @@
 //! ...` (class `result`); a workload without a launch is a usage failure. This file never judges
 //! more than that.
 
-use super::ctx::{Arg, CaseCtx, DeviceBuffer, DeviceError};
+use crate::case::{Arg, CaseCtx, DeviceBuffer, DeviceError};
 use crate::case::{CaseFailure, Generator, Tolerance};
-use crate::suite::reference::{HostArg, KernelCase};
+use cardguard_reference::{HostArg, KernelCase};
 
 /// Runs the workload `generator` gives for the context's arch and seed.
 pub fn run(

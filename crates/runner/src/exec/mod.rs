@@ -1,8 +1,5 @@
 //! The case executor: one attempt of a case body on a chip worker, and how it is judged.
 //!
-//! - `ctx`: [`CaseCtx`], the case context, the only door to the device from a body (buffers,
-//!   launches, seed and RNG, fixtures, comparisons), every call through the worker's device
-//!   runner;
 //! - `run`: [`execute`], one attempt: kernels, the class's device fixture, the body under
 //!   `catch_unwind`, the body's leftover buffers freed, and the runner's state has the last word;
 //! - `compute`: the compute body (reference launches with goldens) written on the context;
@@ -18,7 +15,6 @@
 
 mod attempt;
 mod compute;
-mod ctx;
 pub mod expect;
 mod fixture;
 pub mod liveness;
@@ -26,7 +22,6 @@ pub mod panic;
 mod run;
 
 pub use attempt::{setup_error_report, CaseRun};
-pub use ctx::{Arg, CaseCtx, CaseRng, DeviceBuffer, DeviceError};
 pub use expect::{judge, Judged};
 pub use fixture::{FixtureNote, HostFixture, HostFixtures};
 pub use liveness::{close_bound, run_bound, LIVENESS_SLACK};

@@ -14,10 +14,10 @@ use platform_common::FailureClass;
 
 use super::attempt::{setup_error_report, CaseRun};
 use super::compute;
-use super::ctx::{CaseCtx, CtxParts};
 use super::fixture::FixtureNote;
 use super::panic;
 use crate::case::{Body, CaseFailure, CaseSpec, DeviceSetup, FixtureData};
+use crate::case::{CaseCtx, CtxParts};
 use crate::report::model::{ErrorReport, FixturePart};
 use crate::worker::{ChipWorker, DeviceFixture, WorkerEnv};
 

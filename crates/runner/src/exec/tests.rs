@@ -15,7 +15,9 @@ use platform_common::sim::{start_run, FaultPlan, SimConfig, SimDriver};
 use platform_common::{error::codes, Arch, DeviceLease, FailureClass};
 
 use super::*;
-use crate::case::{CaseFailure, CaseSpec, ClassSpec, Fixture, Runtime, SetupInfo};
+use crate::case::{
+    Arg, CaseCtx, CaseFailure, CaseSpec, ClassSpec, DeviceBuffer, DeviceError, Fixture, Runtime, SetupInfo,
+};
 use crate::lane::heal::{self, PoolStep};
 use crate::report::model::{AttemptOutcome, FixturePart};
 use crate::worker::{ChipWorker, WorkerEnv};

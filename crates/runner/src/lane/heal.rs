@@ -12,31 +12,7 @@ use platform_common::{Code, DeviceId, FailureClass};
 
 use crate::report::model::ErrorReport;
 
-/// `--health-check`: when the lane checks its worker's card after a case.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum HealthCheck {
-    /// After every case that touched the device and left its runner usable: a card left
-    /// poisoned by a case whose own calls all succeeded is that case's failure.
-    #[default]
-    Each,
-    /// Only after a case whose attempt failed without a device error (a result mismatch, a
-    /// panic, a usage error, an expected failure): a poison left by a passing case is met by the
-    /// next case.
-    OnFailure,
-    /// Never: only a device error of a case's own calls retires the worker.
-    Off,
-}
-
-impl HealthCheck {
-    /// The name as the flag spells it.
-    pub fn name(self) -> &'static str {
-        match self {
-            HealthCheck::Each => "each",
-            HealthCheck::OnFailure => "on-failure",
-            HealthCheck::Off => "off",
-        }
-    }
-}
+pub use crate::settings::HealthCheck;
 
 /// Whether the post-case health check runs after a case: never after a case that touched no
 /// device, nor when the worker is retired anyway (its runner unusable, or a device-runtime

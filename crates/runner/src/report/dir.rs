@@ -21,23 +21,15 @@ use std::path::{Path, PathBuf};
 
 use rustix::fs::{flock, FlockOperation};
 
-use super::error::ReportError;
-use super::journal::JOURNAL_JSONL;
-use super::json::REPORT_JSON;
-use super::junit::JUNIT_XML;
-use super::timeline::TIMELINE_SVG;
+use cardguard_report::{
+    ReportError, JOURNAL_JSONL, JUNIT_XML, REPORT_JSON, TEMP_PREFIX, TEMP_SUFFIX, TIMELINE_SVG,
+};
 
 /// The lock file's name inside a report directory (removed when the run ends).
 pub const LOCK_FILE: &str = ".cardguard.lock";
 
 /// The files a run writes into its report directory (and removes before it starts).
 pub const OWN_FILES: [&str; 4] = [REPORT_JSON, JUNIT_XML, JOURNAL_JSONL, TIMELINE_SVG];
-
-/// The prefix of the temporary files the report writers create (then rename into place).
-pub const TEMP_PREFIX: &str = ".cardguard-";
-
-/// The suffix of those temporary files.
-pub const TEMP_SUFFIX: &str = ".tmp";
 
 /// The report directory cannot be had.
 #[derive(Debug, thiserror::Error)]

@@ -6,106 +6,13 @@
 //! retry: it records what the dispatcher tells it.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
+
+use cardguard_report::model::{Event, FlakyResult, RunBuilder, RunInfo, RunReport};
+use cardguard_report::{write_run_files_timed, Journal, ReportError, WriteTimes, JOURNAL_JSONL};
 
 use super::console::Progress;
-use super::error::ReportError;
-use super::journal::{Journal, JOURNAL_JSONL};
-use super::json::{write_report, REPORT_JSON};
-use super::junit::{write_junit, JUNIT_XML};
-use super::model::{Event, FlakyResult, RunBuilder, RunInfo, RunReport};
-use super::timeline::{write_timeline, TIMELINE_SVG};
 use crate::clock;
-
-/// The paths of a report directory's files.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReportPaths {
-    /// `report.json`.
-    pub report: PathBuf,
-    /// `junit.xml`.
-    pub junit: PathBuf,
-    /// `journal.jsonl`.
-    pub journal: PathBuf,
-    /// `timeline.svg`.
-    pub timeline: PathBuf,
-}
-
-impl ReportPaths {
-    /// The files inside `dir`.
-    pub fn in_dir(dir: &Path) -> Self {
-        Self {
-            report: dir.join(REPORT_JSON),
-            junit: dir.join(JUNIT_XML),
-            journal: dir.join(JOURNAL_JSONL),
-            timeline: dir.join(TIMELINE_SVG),
-        }
-    }
-}
-
-/// How long writing each report file took (`--stats-out`, `cargo xtask bench scale`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct WriteTimes {
-    /// Every journal line of the run, added up (each appended as its event happened).
-    pub journal: Duration,
-    /// `report.json` (rendering and writing).
-    pub report: Duration,
-    /// `junit.xml`.
-    pub junit: Duration,
-    /// `timeline.svg`.
-    pub timeline: Duration,
-    /// `report.json`, `junit.xml` and `timeline.svg` from start to end (they are written at the
-    /// same time, each on its own thread).
-    pub files: Duration,
-}
-
-impl WriteTimes {
-    /// The wall time the reports cost: the journal's lines and the three files.
-    pub fn total(&self) -> Duration {
-        self.journal + self.files
-    }
-}
-
-/// Writes `report.json`, `junit.xml` and `timeline.svg` of a finished run into `dir`.
-pub fn write_run_files(dir: &Path, report: &RunReport) -> Result<ReportPaths, ReportError> {
-    write_run_files_timed(dir, report, &mut WriteTimes::default())
-}
-
-/// As [`write_run_files`], adding the time each file took to `times`.
-pub fn write_run_files_timed(
-    dir: &Path,
-    report: &RunReport,
-    times: &mut WriteTimes,
-) -> Result<ReportPaths, ReportError> {
-    std::fs::create_dir_all(dir).map_err(|e| ReportError::io("create", dir, e))?;
-    let paths = ReportPaths::in_dir(dir);
-    let timed = |write: fn(&Path, &RunReport) -> Result<(), ReportError>, path: &Path| {
-        let t = Instant::now();
-        let written = write(path, report);
-        (written, t.elapsed())
-    };
-    // Three independent writers of the same report: each on its own thread, so a large run's
-    // files take as long as the slowest of them, not their sum.
-    let t = Instant::now();
-    let ((json, json_t), (junit, junit_t), (timeline, timeline_t)) = std::thread::scope(|s| {
-        let junit = s.spawn(|| timed(write_junit, &paths.junit));
-        let timeline = s.spawn(|| timed(write_timeline, &paths.timeline));
-        let json = timed(write_report, &paths.report);
-        let join = |h: std::thread::ScopedJoinHandle<'_, (Result<(), ReportError>, Duration)>,
-                    path: &Path| {
-            h.join().unwrap_or_else(|_| {
-                let e = std::io::Error::other("its writer panicked");
-                (Err(ReportError::io("write", path, e)), Duration::ZERO)
-            })
-        };
-        (json, join(junit, &paths.junit), join(timeline, &paths.timeline))
-    });
-    times.files += t.elapsed();
-    times.report += json_t;
-    times.junit += junit_t;
-    times.timeline += timeline_t;
-    json.and(junit).and(timeline)?;
-    Ok(paths)
-}
 
 /// Receives a run's events and writes its reports.
 #[derive(Debug)]
@@ -252,7 +159,7 @@ impl Reporter {
 
     /// Ends the run: appends `run_finished`, derives the verdicts, writes `report.json`,
     /// `junit.xml` and `timeline.svg`, clears the bars and returns the report. Print
-    /// [`render_summary`](super::console::render_summary) of it for the closing summary.
+    /// [`render_summary`](cardguard_report::render_summary) of it for the closing summary.
     pub fn finish(self, flaky_result: FlakyResult) -> Result<RunReport, ReportError> {
         let (report, written) = self.finish_keeping_report(flaky_result);
         written.map(|()| report)

@@ -14,7 +14,7 @@
 //! A shape here is valid by construction (the tests check every one); were one not, the generator
 //! logs why and returns no launch, which the runner reports as a usage failure of that case.
 
-use crate::suite::reference::{paged_attention_case, KernelCase, PagedAttentionParams};
+use cardguard_reference::{paged_attention_case, KernelCase, PagedAttentionParams};
 use platform_common::Arch;
 
 use super::runtimes;

@@ -5,7 +5,7 @@
 //! blocks than rows, and long rows; one `Softmax` case runs only on a5 and one `RmsNorm` case only
 //! on a2a3.
 
-use crate::suite::reference::{matmul_case, rms_norm_case, softmax_case};
+use cardguard_reference::{matmul_case, rms_norm_case, softmax_case};
 use platform_common::Arch;
 
 use super::runtimes;

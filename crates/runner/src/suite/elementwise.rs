@@ -8,7 +8,7 @@
 //! - `MultiCard` (`host_build_graph`): a case that needs two cards; a run with fewer skips it with
 //!   a reason.
 
-use crate::suite::reference::vector_add_case;
+use cardguard_reference::vector_add_case;
 use platform_common::Arch;
 
 use super::runtimes;

@@ -12,8 +12,9 @@ use std::time::Instant;
 use platform_common::Arch;
 
 use super::runtimes;
+use crate::case::CaseCtx;
 use crate::case::{CaseFailure, CaseSpec, ClassSpec, Expected, Suite};
-use crate::exec::{run_bound, CaseCtx};
+use crate::exec::run_bound;
 
 /// Blocks of the hanging launch (the `hang` blob is written for one).
 const HANG_BLOCKS: u32 = 1;

@@ -9,7 +9,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use crate::suite::reference::{HostArg, KernelCase};
+use cardguard_reference::{HostArg, KernelCase};
 use platform_common::kernel::{KernelBlob, WaitOutcome, Waiter};
 
 /// The kernels' success status.

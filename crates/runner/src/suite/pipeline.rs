@@ -6,7 +6,7 @@
 //! - `Noop`: the probe kernel as a case (one block: its blob is written for one), once and many
 //!   times in a row (the worker's per-launch path with no compute).
 
-use crate::suite::reference::{
+use cardguard_reference::{
     matmul_case, noop_case, paged_attention_case, rms_norm_case, softmax_case, standard_cases,
     vector_add_case, KernelCase, PagedAttentionParams,
 };

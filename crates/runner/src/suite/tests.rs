@@ -4,7 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::suite::reference::{HostArg, KernelCase};
+use cardguard_reference::{HostArg, KernelCase};
 use platform_common::kernel::{load_builtin, KernelBlob};
 use platform_common::Arch;
 

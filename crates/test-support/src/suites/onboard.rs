@@ -10,6 +10,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use cardguard_reference::vector_add_case;
 use platform_common::acl::AclDriver;
 use platform_common::driver::{DeviceId, Driver, DriverCall};
 use platform_common::error::codes;
@@ -19,7 +20,6 @@ use platform_common::runner_base::{
     DeviceRunner, FinalizeError, RunError, RunRequest, RunnerConfig, UsageError,
 };
 use platform_common::timeouts::{TimeoutProfile, Timeouts};
-use runner::suite::reference::vector_add_case;
 
 use super::{ArchUnderTest, ITERATIONS};
 use crate::measure::raw_probe;

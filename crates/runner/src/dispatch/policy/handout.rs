@@ -12,40 +12,11 @@
 //! (the event loop does) and never orders the queue (`work` does: pooled before standalone,
 //! runtimes together, retries first).
 
-use std::fmt;
-
 /// Units a `pool` lane holds at once (one running, one waiting in its channel), so it never waits
 /// for the dispatcher between classes.
 pub const BATCHES_IN_FLIGHT: usize = 2;
 
-/// How much a lane process runs before it is replaced by a fresh one (`--isolation`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub enum Isolation {
-    /// One lane per card for the run (containment keeps it healthy).
-    #[default]
-    Pool,
-    /// Every class in a fresh lane process.
-    Class,
-    /// Every case in a fresh lane process.
-    Case,
-}
-
-impl Isolation {
-    /// The name as the flag spells it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Isolation::Pool => "pool",
-            Isolation::Class => "class",
-            Isolation::Case => "case",
-        }
-    }
-}
-
-impl fmt::Display for Isolation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+pub use crate::settings::Isolation;
 
 /// How much of the queue's next unit one hand-out takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,0 +1,62 @@
+//! The closing summary for people: the counts, the failed and flaky cases, each card's story.
+
+use cardguard_report::render_summary;
+use cardguard_test_support::report_fixture;
+
+#[test]
+fn summary_lists_counts_flaky_failed_skipped_and_card_stories() {
+    let text = render_summary(&report_fixture::report());
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0],
+        "FAIL 6 case(s) on 2 card(s) [0, 1] in 3.2 s (a5, sim): 1 passed, 1 flaky, 1 failed, 1 skipped, \
+         1 timed out, 1 crashed"
+    );
+    let flaky = text.split("flaky (passed on a retry):\n").nth(1).unwrap();
+    assert!(
+        flaky.starts_with(
+            "  Paged::b\n      attempt 1 on card 1 failed after 510 ms: [device_runtime] \
+         aclrtSynchronizeStreamWithTimeout: 507000 (ACL_ERROR_RT_INTERNAL_ERROR): op-execute timeout \
+         reaped the kernel\n      attempt 2 on card 1 passed after 30 ms\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+        "  Vec::mismatch (failed, 1 attempt(s))\n      attempt 1 on card 0 failed after 25 ms: [result] {}\n",
+        report_fixture::MISMATCH_MESSAGE
+    )),
+        "{text}"
+    );
+    assert!(text.contains("  Vec::hang (timed_out, 3 attempt(s))\n"), "{text}");
+    assert!(text.contains("  Vec::crash (crashed, 3 attempt(s))\n"), "{text}");
+    assert!(
+        text.contains("skipped:\n  Multi::four: needs 4 cards, the run has 2\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  card 0: fresh process (pid 101) at 1.1 s (replacement lane)\n"),
+        "{text}"
+    );
+    assert!(text.contains(
+        "  card 1: poisoned by 507000 in Paged::b at 0.5 s -> marked unusable -> force reset (attempt 1, \
+         rc 0, 41 ms) -> probe ok -> recovered -> fresh process (pid 201) at 0.6 s (replacement lane) -> \
+         fresh process (pid 202) at 0.6 s (replacement lane) -> init failed with 507899 at 0.7 s (fresh lane could not init) -> \
+         quarantined at 0.7 s (fresh lane could not init)\n"
+    ), "{text}");
+}
+
+#[test]
+fn passing_run_summary_says_pass_and_no_faults() {
+    let c = report_fixture::CASES;
+    let report = report_fixture::report_with("r", &c[..1]);
+    let mut report = report;
+    report.devices_health.values_mut().for_each(Vec::clear);
+    let text = render_summary(&report);
+    assert!(text.starts_with("PASS 1 case(s)"), "{text}");
+    assert!(!text.contains("failed:"), "{text}");
+    assert!(
+        text.contains("  card 0: no faults\n  card 1: no faults\n"),
+        "{text}"
+    );
+}
