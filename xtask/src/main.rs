@@ -1,6 +1,5 @@
 //! `cargo xtask`: the project's commands. One file per command; this file only dispatches.
 
-mod arches;
 mod archive;
 mod bench;
 mod bench_recovery;

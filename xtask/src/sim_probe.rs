@@ -15,7 +15,7 @@ use std::process::{Command, ExitCode};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::arches::entry as arch_entry;
+use cardguard_arches::entry as arch_entry;
 use platform_common::kernel::load_builtin;
 use platform_common::lease::{DeviceLease, LeaseConfig};
 use platform_common::runner_base::{ArchEntry, RawWorker};
@@ -186,7 +186,7 @@ impl<'a> Prober<'a> {
     fn new(cfg: &'a SimConfig) -> anyhow::Result<Self> {
         Ok(Self {
             cfg,
-            entry: arch_entry(cfg.arch.arch),
+            entry: *arch_entry(cfg.arch.arch),
             hang: load_builtin(cfg.arch.arch, "hang")?,
             noop: load_builtin(cfg.arch.arch, "noop")?,
         })

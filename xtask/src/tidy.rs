@@ -8,12 +8,15 @@
 //! - no `#[path]` attribute outside build scripts;
 //! - the test-support crate is a dev-dependency only: no product crate's normal dependency tree
 //!   has it;
+//! - no `Arch` variant named outside the arch crates, their lookup and tests ([`arch_names`]):
+//!   callers read the arch's `ArchEntry`;
 //! - no import circle between the files of a crate, nor between the folders (modules) of one
 //!   parent ([`imports`]: the graph; [`cycles`]: the circles), but those of [`CIRCLES_ALLOWED`].
 //!
 //! The files are the ones git tracks (plus untracked, not ignored ones, so a new file is checked
 //! before it is committed). This file owns the rules; it changes no file.
 
+mod arch_names;
 mod cycles;
 mod imports;
 mod modules;
@@ -206,6 +209,7 @@ pub fn check_file(file: &str, text: &str) -> Vec<Violation> {
     }
     let declares_only = in_src && (name == "mod.rs" || name == "lib.rs");
     let unsafe_ok = UNSAFE_ALLOWED.iter().any(|(f, _)| *f == file);
+    let arches_ok = arch_names::may_name_arches(file);
     let mut in_tests = false;
     for (n, line) in text.lines().enumerate() {
         let code = code_of(line);
@@ -235,6 +239,15 @@ pub fn check_file(file: &str, text: &str) -> Vec<Violation> {
                 "line {}: `unsafe` outside the modules allowed it (xtask/src/tidy.rs UNSAFE_ALLOWED)",
                 n + 1
             ));
+        }
+        if !arches_ok && !in_tests && !code.contains(".only_on(") {
+            if let Some(variant) = arch_names::variant_in(&code) {
+                bad(format!(
+                    "line {}: `{variant}` outside the arch crates and tests: read the arch's \
+                     `ArchEntry` (cardguard_arches::entry) instead",
+                    n + 1
+                ));
+            }
         }
         if !build_script && trimmed.starts_with("#[path") {
             bad(format!("line {}: `#[path]` outside a build script", n + 1));
@@ -443,6 +456,7 @@ mod tests {
             "platform-common",
             "platform-a5",
             "platform-a2a3",
+            "cardguard-arches",
             "cardguard-reference",
             "cardguard-report",
             "cardguard-archive",
@@ -517,6 +531,18 @@ mod tests {
         assert!(
             check_file("crates/a/build.rs", &path).is_empty(),
             "build scripts may"
+        );
+        let arch =
+            format!("{doc}fn f(a: Arch) -> u32 {{\n    match a {{\n        Arch::A5 => 1,\n    }}\n}}\n");
+        assert_eq!(check_file("crates/a/src/x.rs", &arch).len(), 1, "an arch variant");
+        assert!(
+            check_file("crates/platform-a5/src/x.rs", &arch).is_empty(),
+            "arch crates may"
+        );
+        let case = format!("{doc}let c = case(\"x\").only_on(&[Arch::A5]);\n");
+        assert!(
+            check_file("crates/a/src/x.rs", &case).is_empty(),
+            "a case's arches are its data"
         );
     }
 }

@@ -7,10 +7,10 @@
 //!   AICPU stream sync; bounded drain 507015 on a poisoned context): their one home.
 //! - [`registers`]: one `halMemCtl` at init: the register window and the partial-good mask;
 //!   a2a3's `ArchRegisters`, used by the device runner and by the seed's naive worker.
-//! - [`drivers`]: the drivers this build has (features `sim`, default, and `onboard`), the
-//!   simulated card bound to [`FACTS`]; the crate's one place of feature gates.
-//! - [`entry`]: [`ENTRY`], the facts, runner and naive worker as one value for callers that
-//!   pick the arch at run time.
+//! - [`entry`]: [`ENTRY`], everything that differs for a2a3 as one value (the facts, runner and
+//!   naive worker, the CANN compiler's AICore target, the SDMA choice) for callers that pick the
+//!   arch at run time; the drivers are platform-common's (`platform_common::drivers`), bound to
+//!   [`FACTS`] through it. Features `sim` (default) and `onboard` turn them on.
 //!
 //! Design choices: a2a3 maps registers once at init, so on a poisoned context an unguarded run
 //! surfaces at device malloc (507899); the guard refuses before that. Never more blocks than the
@@ -40,7 +40,6 @@
 //! }
 //! ```
 
-pub mod drivers;
 pub mod entry;
 pub mod facts;
 pub mod registers;

@@ -7,10 +7,10 @@
 //!   AICPU stream sync; bounded drain 507046 on a poisoned context): their one home.
 //! - [`registers`]: one `halResMap` per AICore, at the start of every run: a5's `ArchRegisters`,
 //!   used by the device runner and by the seed's naive worker (`RawWorker`).
-//! - [`drivers`]: the drivers this build has (features `sim`, default, and `onboard`), the
-//!   simulated card bound to [`FACTS`]; the crate's one place of feature gates.
-//! - [`entry`]: [`ENTRY`], the facts, runner and naive worker as one value for callers that
-//!   pick the arch at run time.
+//! - [`entry`]: [`ENTRY`], everything that differs for a5 as one value (the facts, runner and
+//!   naive worker, the CANN compiler's AICore target, the SDMA choice) for callers that pick the
+//!   arch at run time; the drivers are platform-common's (`platform_common::drivers`), bound to
+//!   [`FACTS`] through it. Features `sim` (default) and `onboard` turn them on.
 //!
 //! Design choices: a5 maps registers per run, so on a poisoned context an unguarded run surfaces
 //! `halResMap` rc=62 first; the guard refuses before that. The driver is passed in
@@ -38,7 +38,6 @@
 //! }
 //! ```
 
-pub mod drivers;
 pub mod entry;
 pub mod facts;
 pub mod registers;

@@ -28,6 +28,9 @@ impl Arch {
     /// Both arches, in display order.
     pub const ALL: [Arch; 2] = [Arch::A5, Arch::A2a3];
 
+    /// The arch a tool assumes when none is named (`libsim_acl.so` without `ONBOARD_SIM_ARCH`).
+    pub const DEFAULT: Arch = Arch::A5;
+
     /// The arch's name as the CLI spells it.
     pub fn name(self) -> &'static str {
         match self {

@@ -7,6 +7,8 @@
 //! - [`error`]: typed errors, the table of codes, classification by type and code.
 //! - [`sim`]: the simulated card (feature `sim`), a real `Driver` that behaves as measured cards did.
 //! - `acl` (feature `onboard`): the CANN `Driver`, its libraries loaded at run time.
+//! - [`drivers`]: the drivers this build compiles in (features `sim` and `onboard`, gated there
+//!   only), reached through an arch's `ArchEntry` (`sim_config`, `onboard_driver`).
 //! - [`lease`]: exclusive, crash-safe per-card leases (`flock`).
 //! - [`visible`]: a card's logical id and its physical (driver-visible) id under
 //!   `ASCEND_RT_VISIBLE_DEVICES`.
@@ -29,6 +31,7 @@ pub mod arch;
 mod call;
 mod device_id;
 pub mod driver;
+pub mod drivers;
 pub mod env;
 pub mod error;
 pub mod health;

@@ -66,8 +66,7 @@ impl DriverHandle {
 /// The arch crate's entry points for `name`.
 fn entry(name: &str) -> Result<ArchEntry, HostError> {
     match name.parse::<Arch>() {
-        Ok(Arch::A5) => Ok(platform_a5::ENTRY),
-        Ok(Arch::A2a3) => Ok(platform_a2a3::ENTRY),
+        Ok(arch) => Ok(*cardguard_arches::entry(arch)),
         Err(_) => Err(HostError::Usage(format!("arch {name:?}: expected a5 or a2a3"))),
     }
 }

@@ -4,11 +4,10 @@
 //!
 //! This module owns the choice of driver at run time (both are compiled when both features are
 //! on) and turns every bad setting into a typed, one-line error. It gets every arch-specific
-//! thing from the arch crates: [`arch_entry`] (facts, device runner, naive worker) and each arch
-//! crate's `drivers` module (the simulated machine of that arch, the CANN driver for its cards);
-//! this is the one place the runner maps an [`Arch`] to its crate. The arch-neutral parts (the
-//! driver and error types, the fault-plan grammar, starting a sim run) are named from
-//! `platform-common`. The runner's features are gated here only,
+//! thing from the arch's entry ([`arch_entry`], looked up in `cardguard-arches`: facts, device
+//! runner, naive worker, the simulated machine of that arch, the CANN driver for its cards); it
+//! never matches on an [`Arch`] itself. The arch-neutral parts (the driver and error types, the
+//! fault-plan grammar, starting a sim run) are named from `platform-common`. The runner's features are gated here only,
 //! in one `cfg_if!`: a build without `sim` or without `onboard` answers the other platform with
 //! [`PlatformError::NotCompiled`]. It never runs a case.
 
@@ -30,12 +29,9 @@ pub const ENV_CARDS: &str = "ONBOARD_CARDS";
 pub const DEFAULT_REAL_CARDS: u32 = 8;
 
 /// The arch crate's entry points of `arch` (`platform_a5::ENTRY`, `platform_a2a3::ENTRY`): its
-/// facts (block-dim limit, op-timeout code), its device runner and its naive worker.
-pub fn arch_entry(arch: Arch) -> ArchEntry {
-    match arch {
-        Arch::A5 => platform_a5::ENTRY,
-        Arch::A2a3 => platform_a2a3::ENTRY,
-    }
+/// facts (block-dim limit, op-timeout code), its device runner and its naive worker, its drivers.
+pub fn arch_entry(arch: Arch) -> &'static ArchEntry {
+    cardguard_arches::entry(arch)
 }
 
 /// A platform that cannot be used.
@@ -127,12 +123,9 @@ cfg_if::cfg_if! {
     if #[cfg(feature = "sim")] {
         use platform_common::sim::{FaultPlan, SimConfig, SimDriver, ENV_SIM_FAULTS};
 
-        /// The simulated machine of `arch`, from the environment, through its arch crate.
+        /// The simulated machine of `arch`, from the environment, through its arch's entry.
         fn sim_config(arch: Arch) -> Result<SimConfig, PlatformError> {
-            Ok(match arch {
-                Arch::A5 => platform_a5::drivers::sim_config_from_env()?,
-                Arch::A2a3 => platform_a2a3::drivers::sim_config_from_env()?,
-            })
+            Ok(arch_entry(arch).sim_config_from_env()?)
         }
 
         fn sim_info(arch: Arch) -> Result<PlatformInfo, PlatformError> {
@@ -217,12 +210,9 @@ cfg_if::cfg_if! {
     if #[cfg(feature = "onboard")] {
         use platform_common::acl::{AclConfig, AclDriver};
 
-        /// The CANN driver for `arch`'s cards, through its arch crate.
+        /// The CANN driver for `arch`'s cards, through its arch's entry.
         fn onboard_driver(arch: Arch) -> Result<AclDriver, PlatformError> {
-            Ok(match arch {
-                Arch::A5 => platform_a5::drivers::onboard_driver()?,
-                Arch::A2a3 => platform_a2a3::drivers::onboard_driver()?,
-            })
+            Ok(arch_entry(arch).onboard_driver()?)
         }
 
         /// The default platform: `onboard` when CANN is found (on the search path the CANN

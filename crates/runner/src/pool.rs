@@ -103,7 +103,9 @@ mod tests {
     /// One simulated card with `plan`, its lease and a worker environment.
     fn card(plan: &str) -> (tempfile::TempDir, WorkerEnv, DeviceLease) {
         let dir = tempfile::tempdir().unwrap();
-        let cfg = platform_a5::drivers::sim_config(dir.path().join("sim")).with_cards(1);
+        let cfg = crate::platform::arch_entry(Arch::A5)
+            .sim_config(dir.path().join("sim"))
+            .with_cards(1);
         let plan = FaultPlan::parse_for_cards(plan, 1).unwrap();
         start_run(&cfg, &[0], &plan).unwrap();
         let locks = LeaseConfig {

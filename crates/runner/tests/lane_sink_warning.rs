@@ -18,7 +18,9 @@ use runner::protocol::{FromLane, ToLane, EXIT_NEEDS_FRESH_PROCESS};
 #[test]
 fn an_unwritable_sink_warns_and_the_lane_still_escalates() {
     let sb = Sandbox::new();
-    let cfg = platform_a5::drivers::sim_config(sb.sim_root()).with_cards(sb.cards);
+    let cfg = runner::platform::arch_entry(platform_common::Arch::A5)
+        .sim_config(sb.sim_root())
+        .with_cards(sb.cards);
     start_run(
         &cfg,
         &[0],

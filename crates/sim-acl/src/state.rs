@@ -10,9 +10,9 @@ use std::sync::OnceLock;
 
 use platform_common::driver::LaunchOrigin;
 use platform_common::lease::LeaseConfig;
-use platform_common::sim::{CurrentDevice, SimConfig, SimDriver, ENV_SIM_CARDS, ENV_SIM_ROOT};
+use platform_common::sim::{CurrentDevice, SimDriver, ENV_SIM_CARDS, ENV_SIM_ROOT};
 use platform_common::timeouts::{TimeoutProfile, Timeouts};
-use platform_common::{Arch, ArchFacts};
+use platform_common::Arch;
 
 use crate::settings::{Settings, ENV_SIM_ARCH};
 
@@ -47,14 +47,6 @@ pub(crate) fn sim() -> Option<&'static Sim> {
     }
 }
 
-/// The facts of the arch the library simulates, as its arch crate states them.
-fn arch_facts(arch: Arch) -> ArchFacts {
-    match arch {
-        Arch::A5 => platform_a5::FACTS,
-        Arch::A2a3 => platform_a2a3::FACTS,
-    }
-}
-
 fn build() -> Result<Sim, String> {
     let settings = Settings::load()?;
     init_logging(&settings);
@@ -62,18 +54,19 @@ fn build() -> Result<Sim, String> {
     platform_common::env::check(platform_common::env::PLATFORM_VARS).map_err(|e| e.to_string())?;
     platform_common::env::check(&[ENV_SIM_ARCH]).map_err(|e| e.to_string())?;
     let arch = match settings.get(ENV_SIM_ARCH) {
-        None => Arch::A5,
+        None => Arch::DEFAULT,
         Some(v) => v
             .trim()
             .parse::<Arch>()
             .map_err(|e| format!("{ENV_SIM_ARCH}: {e}"))?,
     };
-    let facts = arch_facts(arch);
+    // The simulated machine of that arch, as its arch crate's entry states it.
+    let entry = cardguard_arches::entry(arch);
     let root = match settings.get(ENV_SIM_ROOT).filter(|r| !r.trim().is_empty()) {
         Some(r) => PathBuf::from(r),
-        None => SimConfig::from_env(facts).map_err(|e| e.to_string())?.root,
+        None => entry.sim_config_from_env().map_err(|e| e.to_string())?.root,
     };
-    let mut cfg = SimConfig::new(facts, root);
+    let mut cfg = entry.sim_config(root);
     if let Some(v) = settings.get(ENV_SIM_CARDS) {
         cfg.cards = match platform_common::number::whole_u32(&v) {
             Some(n) if n > 0 => n,

@@ -19,7 +19,7 @@ pub const MISMATCH_MESSAGE: &str = r#"golden mismatch at [3]: got <1.5> & expect
 
 pub fn info(run_id: &str, devices: Vec<u32>) -> RunInfo {
     RunInfo {
-        arch: Arch::A5,
+        arch: Arch::DEFAULT,
         platform: Platform::Sim,
         driver: DriverInfo {
             kind: DriverKind::Sim,
@@ -66,7 +66,7 @@ fn run(events: &mut Vec<Event>, id: &str, slot: Slot, outcome: AttemptOutcome, e
 
 /// A device runner's event on card 1 of the fixture, at `at_ms`.
 fn device_event(at_ms: u64, kind: HealthEventKind, detail: &str, error: Option<DriverError>) -> HealthRecord {
-    let mut ev = HealthEvent::new(1, Arch::A5, kind, detail);
+    let mut ev = HealthEvent::new(1, Arch::DEFAULT, kind, detail);
     ev.unix_ms = 1_700_000_000_000 + at_ms;
     if let Some(e) = error {
         ev = ev.with_error(e);
@@ -89,7 +89,7 @@ pub fn events() -> Vec<Event> {
         Event::RunStarted {
             at_ms: 0,
             run_id: "run-1".into(),
-            arch: Arch::A5,
+            arch: Arch::DEFAULT,
             platform: Platform::Sim,
             devices: vec![0, 1],
             cases: 6,

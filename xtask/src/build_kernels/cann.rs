@@ -6,7 +6,7 @@
 //! each in `bin/` and `compiler/ccec_compiler/bin/` (the places CANN installs them); none found
 //! is [`CompilerError::Absent`], naming every place looked at. [`compile_all`] compiles each
 //! source once per arch with `-c -x cce -O2 -std=c++17 --cce-aicore-only
-//! --cce-aicore-arch=<dav-c310-vec on a5, dav-c220-vec on a2a3> -DCG_ARCH="<arch>"
+//! --cce-aicore-arch=<the arch entry's aicore_arch: dav-c310-vec on a5, dav-c220-vec on a2a3> -DCG_ARCH="<arch>"
 //! -DCG_AICORE=1`, the include directories and `-o <name>.o`, then writes `manifest.json`. Not
 //! exercised against a real CANN here (none is installed on the development machine): the tests
 //! run a stand-in compiler and check the command lines and the manifest. This file never runs a
@@ -70,12 +70,9 @@ pub fn find_compiler() -> Result<PathBuf, CompilerError> {
     })
 }
 
-/// The AICore target of an arch.
+/// The AICore target of an arch, as its arch crate's entry states it.
 pub fn aicore_arch(arch: Arch) -> &'static str {
-    match arch {
-        Arch::A5 => "dav-c310-vec",
-        Arch::A2a3 => "dav-c220-vec",
-    }
+    cardguard_arches::entry(arch).aicore_arch
 }
 
 /// One device binary built.

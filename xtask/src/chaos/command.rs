@@ -132,7 +132,7 @@ pub fn chaos(s: &Settings, out: &mut dyn Write) -> Result<Summary, RunError> {
         s.exe.display()
     );
     let mut facts = ArchFacts::new();
-    for arch in [Arch::A5, Arch::A2a3] {
+    for arch in Arch::ALL {
         facts.insert(arch, list_cases(&s.exe, arch, &s.work)?);
     }
     let mut summary = Summary {

@@ -202,7 +202,7 @@ pub fn run_plan(exe: &Path, plan: &Plan, kill: bool, work: &Path) -> Result<Plan
 /// (launch faults fired, launch faults installed, case launches) over the plan's cards, from the
 /// sim's record of each card.
 fn fired_faults(plan: &Plan, sim_root: &Path) -> Option<(usize, usize, u64)> {
-    let cfg = SimConfig::new(crate::arches::entry(plan.arch).facts, sim_root).with_cards(plan.cards);
+    let cfg = SimConfig::new(cardguard_arches::entry(plan.arch).facts, sim_root).with_cards(plan.cards);
     let mut totals = (0, 0, 0);
     for card in 0..plan.cards {
         let state = card_state(&cfg, card).ok()?;
@@ -328,7 +328,7 @@ mod tests {
     fn the_builtin_suite_has_its_multi_card_case() {
         let exe = crate::onboard::build_suite(false).expect("the suite binary builds");
         let work = tempfile::tempdir().unwrap();
-        for arch in [Arch::A5, Arch::A2a3] {
+        for arch in Arch::ALL {
             let (ids, multi) = list_cases(&exe, arch, work.path()).unwrap();
             assert_eq!(
                 multi.get("MultiCard::vector_add_on_two_cards"),

@@ -147,7 +147,9 @@ mod tests {
     #[test]
     fn calls_pass_through_and_leave_the_breadcrumb_clear() {
         let dir = tempfile::tempdir().unwrap();
-        let cfg = platform_a5::drivers::sim_config(dir.path().join("sim")).with_cards(1);
+        let cfg = crate::platform::arch_entry(Arch::A5)
+            .sim_config(dir.path().join("sim"))
+            .with_cards(1);
         start_run(&cfg, &[0], &FaultPlan::default()).unwrap();
         let crumb = Arc::new(Breadcrumb::default());
         let d = StampedDriver::new(Arc::new(SimDriver::new(cfg)), Arc::clone(&crumb));

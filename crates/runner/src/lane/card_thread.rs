@@ -237,7 +237,9 @@ mod tests {
 
     fn machine() -> Machine {
         let dir = tempfile::tempdir().unwrap();
-        let cfg = platform_a5::drivers::sim_config(dir.path().join("sim")).with_cards(2);
+        let cfg = crate::platform::arch_entry(Arch::A5)
+            .sim_config(dir.path().join("sim"))
+            .with_cards(2);
         start_run(&cfg, &[0, 1], &FaultPlan::default()).unwrap();
         let locks = LeaseConfig {
             dir: dir.path().join("locks"),

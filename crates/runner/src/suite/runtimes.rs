@@ -27,10 +27,24 @@ pub fn host_build_graph() -> Runtime {
     Runtime::new(HOST_BUILD_GRAPH)
 }
 
-/// The `aicpu_build_graph` runtime: with the SDMA option on a2a3, without it on a5.
+/// The `aicpu_build_graph` runtime: with the SDMA option where the arch's entry says its workers
+/// take it (a2a3), without it elsewhere (a5).
 pub fn aicpu_build_graph(arch: Arch) -> Runtime {
-    match arch {
-        Arch::A2a3 => Runtime::sdma(AICPU_BUILD_GRAPH),
-        Arch::A5 => Runtime::new(AICPU_BUILD_GRAPH),
+    if crate::platform::arch_entry(arch).sdma_workers {
+        Runtime::sdma(AICPU_BUILD_GRAPH)
+    } else {
+        Runtime::new(AICPU_BUILD_GRAPH)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_aicpu_graph_runtime_takes_sdma_on_a2a3_only() {
+        assert!(aicpu_build_graph(Arch::A2a3).sdma);
+        assert!(!aicpu_build_graph(Arch::A5).sdma);
+        assert_eq!(aicpu_build_graph(Arch::A5).name, AICPU_BUILD_GRAPH);
     }
 }
