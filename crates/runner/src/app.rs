@@ -494,6 +494,14 @@ fn foreign_command(
     let mut env = own.env;
     env.extend(f.env.iter().cloned());
     env.push((ENV_LANE_ARCH.into(), cli.arch.name().into()));
+    // The simulated library finds its cards' records from its process's binary; a foreign
+    // lane's binary is not this one, so it is told where this process's library looks.
+    #[cfg(feature = "sim")]
+    if std::env::var_os(platform_common::sim::ENV_SIM_ROOT).is_none() {
+        if let Ok(c) = platform_common::sim::SimConfig::from_env(platform::arch_entry(cli.arch).facts) {
+            env.push((platform_common::sim::ENV_SIM_ROOT.into(), c.root.into()));
+        }
+    }
     env.push((ENV_LANE_HEALTH_CHECK.into(), health_check.name().into()));
     env.push((
         ENV_LANE_KERNEL_DIR.into(),
