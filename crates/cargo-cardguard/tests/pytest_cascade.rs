@@ -7,11 +7,15 @@
 //! contains it (the trigger flaky, every other test passed, only the suite's own `skip` skipped).
 //!
 //! The interpreter is `CARDGUARD_TEST_PYTHON` (default `python3`), with pytest, pytest-xdist and
-//! `pytest-cardguard` (`./python`) installed: `.ci/run` makes that venv. Every setting reaches
-//! the processes through their own environment (a sandbox per test: sim root, lock dir, reports).
+//! setuptools (>= 70.1) installed: `.ci/run` makes that venv. `pytest-cardguard` is installed
+//! once per test process with pip from a copy of `./python` into a temp dir put first on
+//! `PYTHONPATH`, so the repository is never written and the plugin tested is this checkout's.
+//! Every setting reaches the processes through their own environment (a sandbox per test: sim
+//! root, lock dir, reports).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::OnceLock;
 
 const PLAN: &str = "dev=0:op_timeout@3";
 
@@ -21,6 +25,53 @@ fn python() -> String {
 
 fn suite_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/pytest-suite")
+}
+
+/// The plugin installed from a copy of `./python` (once per process): the site dir.
+fn plugin_site() -> &'static Path {
+    static SITE: OnceLock<tempfile::TempDir> = OnceLock::new();
+    SITE.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let copy = dir.path().join("python");
+        std::fs::create_dir(&copy).unwrap();
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python");
+        copy_tree(&src, &copy);
+        let site = dir.path().join("site");
+        let out = Command::new(python())
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--no-deps",
+                "--no-build-isolation",
+                "--target",
+            ])
+            .arg(&site)
+            .arg(&copy)
+            .output()
+            .unwrap_or_else(|e| panic!("{}: {e} (set CARDGUARD_TEST_PYTHON; .ci/run makes one)", python()));
+        assert!(out.status.success(), "pip install of the plugin: {}", text(&out));
+        dir
+    })
+    .path()
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name();
+        if name == "build" || name.to_string_lossy().ends_with(".egg-info") || name == "__pycache__" {
+            continue;
+        }
+        let dst = to.join(&name);
+        if e.file_type().unwrap().is_dir() {
+            std::fs::create_dir(&dst).unwrap();
+            copy_tree(&e.path(), &dst);
+        } else {
+            std::fs::copy(e.path(), dst).unwrap();
+        }
+    }
 }
 
 struct Sandbox {
@@ -55,6 +106,8 @@ impl Sandbox {
                 platform_common::kernel::built_blob_dir(platform_common::Arch::A5),
             )
             .env("TMPDIR", d)
+            .env("PYTHONPATH", plugin_site().join("site"))
+            .env("PYTHONDONTWRITEBYTECODE", "1")
             .env_remove("PYTEST_ADDOPTS")
             .env_remove("CARDGUARD_CONFIG");
         c
@@ -201,4 +254,60 @@ fn a_collection_error_is_one_line_and_exit_2() {
     let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
     assert_eq!(lines.len(), 1, "{err}");
     assert!(lines[0].contains("collection failed"), "{err}");
+}
+
+/// The card's force reset after the op-timeout is not confirmed (`force_reset_fail=1`): the
+/// pytest lane writes its remaining items to the poison sink and exits 75; the dispatcher starts
+/// a fresh lane on the card that runs them, as for a Rust lane. Nothing fails.
+#[test]
+fn an_unconfirmed_reset_sends_the_rest_to_a_fresh_pytest_lane() {
+    let sb = Sandbox::new();
+    let reports = sb.dir.path().join("reports");
+    let cg = sb
+        .command(env!("CARGO_BIN_EXE_cardguard"))
+        .args([
+            "pytest",
+            "--platform",
+            "onboard",
+            "--devices",
+            "0,1",
+            "--no-progress",
+        ])
+        .args([
+            "--no-config",
+            "--faults",
+            "dev=0:op_timeout@3;dev=0:force_reset_fail=1",
+        ])
+        .arg("--report-dir")
+        .arg(&reports)
+        .args(["--", "."])
+        .output()
+        .unwrap();
+    assert_eq!(cg.status.code(), Some(0), "{}", text(&cg));
+    let journal = std::fs::read_to_string(reports.join("journal.jsonl")).unwrap();
+    let events: Vec<serde_json::Value> = journal
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let of = |kind: &'static str| events.iter().filter(move |e| e["event"] == kind);
+    assert!(
+        of("lane_exited").any(|e| e["device"] == 0 && e["status"]["exited"] == 75),
+        "card 0's lane escalates: {journal}"
+    );
+    assert!(
+        of("sink_read").any(|e| e["device"] == 0 && e["selectors"].as_array().is_some_and(|s| !s.is_empty())),
+        "its remaining items went to the sink: {journal}"
+    );
+    assert!(
+        of("health").any(|e| e["record"]["event"] == "fresh_process"),
+        "a fresh lane re-ran them: {journal}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(reports.join("report.json")).unwrap()).unwrap();
+    let s = &report["summary"];
+    assert_eq!(
+        (&s["failed"], &s["flaky"], &s["passed"]),
+        (&0.into(), &1.into(), &11.into()),
+        "{s}"
+    );
 }
