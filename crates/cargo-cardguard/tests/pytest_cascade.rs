@@ -311,3 +311,23 @@ fn an_unconfirmed_reset_sends_the_rest_to_a_fresh_pytest_lane() {
         "{s}"
     );
 }
+
+/// The plugin's own tests (`python/tests`, pytest's pytester), on the plugin installed from the
+/// copy: collection's ids and settings, the device-error declaration, the classify hook, the pool.
+#[test]
+fn the_plugins_own_pytest_tests_pass() {
+    let sb = Sandbox::new();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python");
+    let out = sb
+        .command(&python())
+        .current_dir(&dir)
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("5 passed"),
+        "{}",
+        text(&out)
+    );
+}
