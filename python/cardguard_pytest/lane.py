@@ -28,6 +28,7 @@ ENV_PROTOCOL_FD = "ONBOARD_PROTOCOL_FD"
 ENV_OUTPUT_MARK = "ONBOARD_OUTPUT_MARK"
 ENV_POISON_SINK = "ONBOARD_POISON_SINK"
 ENV_HEALTH_CHECK = "CARDGUARD_LANE_HEALTH_CHECK"
+ENV_ARCH = "CARDGUARD_LANE_ARCH"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -80,6 +81,7 @@ class Lane:
         self.marks = Marks()
         self.acl = health.from_env()
         self.check = os.environ.get(ENV_HEALTH_CHECK, "each")
+        self.arch = os.environ.get(ENV_ARCH, "a5")
         self.sink = os.environ.get(ENV_POISON_SINK) or None
         self.items = {case_of(i).id: i for i in session.items}
         self.current: Optional[str] = None
@@ -133,15 +135,30 @@ class Lane:
         if escalate is None and self.acl is not None and self.wants_check(outcome):
             why = self.acl.check(self.device) or self.config.hook.pytest_cardguard_health_check(device=self.device)
             if why is not None:
+                self.health("poisoned", f"post-case check of {case}: {why}")
                 pool_of(self.config).retire_all()
                 if outcome == "passed":
                     outcome, cls, msg, post = "failed", classify.DEVICE, f"post-case check: {why}", True
+                t_reset = time.monotonic()
                 bad = self.acl.force_reset(self.device)
+                took = int((time.monotonic() - t_reset) * 1000)
+                self.health("force_reset", "aclrtResetDeviceForce and its probe", attempt=1, duration_ms=took)
+                self.health("probe", bad or "the card syncs, a stream and 64 bytes", attempt=1, ok=bad is None)
                 if bad is not None:
+                    self.health("reset_failed", bad, attempt=1)
                     escalate = f"the force reset was not confirmed: {bad}"
+                else:
+                    self.health("recovered", "the probe confirmed the card", attempt=1)
         self.finish(case, outcome, dur, cls, msg, post)
         self.current = None
         return escalate
+
+    def health(self, kind: str, detail: str, **fields: Any) -> None:
+        """A health event of the lane's card, as a Rust lane's runner sends it."""
+        event = {"device": self.device, "arch": self.arch, "event": kind, "detail": detail}
+        event.update(fields)
+        event["unix_ms"] = int(time.time() * 1000)
+        self.chan.send("health", event=event, mono_ns=time.clock_gettime_ns(time.CLOCK_MONOTONIC))
 
     def wants_check(self, outcome: str) -> bool:
         return self.check == "each" or (self.check == "on-failure" and outcome == "failed")

@@ -231,6 +231,24 @@ fn xdist_cascades_and_cardguard_contains_the_seed() {
     assert_eq!(s["failed"], 0, "{s}");
     assert_eq!(s["passed"], 11, "every other test passed: {s}");
     assert_eq!(s["skipped"], 1, "only the suite's own skip: {s}");
+    // The lane's own health records: card 0 poisoned, force-reset, recovered; card 1 untouched.
+    let health = &report["devices_health"];
+    let kinds = |card: &str| -> Vec<String> {
+        health[card]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|e| e["event"].as_str().unwrap_or("").to_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        kinds("0"),
+        ["poisoned", "force_reset", "probe", "recovered"],
+        "{health}"
+    );
+    assert!(kinds("1").is_empty(), "{health}");
     eprintln!("xdist: {failed} of card 0's worker's {tests} tests failed (trigger + {cascaded} cascaded); cardguard: {s}");
 }
 
