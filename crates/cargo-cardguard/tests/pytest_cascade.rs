@@ -349,3 +349,67 @@ fn the_plugins_own_pytest_tests_pass() {
         text(&out)
     );
 }
+
+/// `cardguard pytest` of the example on cards 0-2 with `plan`: its exit code and report.
+fn run_plan(plan: &str) -> (Option<i32>, serde_json::Value, String) {
+    let sb = Sandbox::new();
+    let reports = sb.dir.path().join("reports");
+    let cg = sb
+        .command(env!("CARGO_BIN_EXE_cardguard"))
+        .env("ONBOARD_CARDS", "3")
+        .args([
+            "pytest",
+            "--platform",
+            "onboard",
+            "--devices",
+            "0,1,2",
+            "--no-progress",
+        ])
+        .args(["--no-config", "--faults", plan, "--report-dir"])
+        .arg(&reports)
+        .args(["--", "."])
+        .output()
+        .unwrap();
+    let report = std::fs::read_to_string(reports.join("report.json"))
+        .map(|t| serde_json::from_str(&t).unwrap())
+        .unwrap_or_else(|e| panic!("no report ({e}): {}", text(&cg)));
+    (cg.status.code(), report, text(&cg))
+}
+
+/// A card fault that kills the pytest process (`crash@2`): only its lane dies; the test is
+/// retried and passes, nothing else fails.
+#[test]
+fn a_crash_kills_only_its_pytest_lane() {
+    let (code, report, out) = run_plan("dev=0:crash@2");
+    let s = &report["summary"];
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(
+        (&s["failed"], &s["crashed"], &s["flaky"]),
+        (&0.into(), &0.into(), &1.into()),
+        "{s}\n{out}"
+    );
+}
+
+/// A wrong answer (`corrupt@2`: the kernel's output is corrupted, the test's assert fails) is a
+/// result failure: one attempt, never retried, the run fails; no other test is touched.
+#[test]
+fn an_assertion_failure_is_never_retried() {
+    let (code, report, out) = run_plan("dev=0:corrupt@2");
+    let s = &report["summary"];
+    assert_eq!(code, Some(1), "{out}");
+    assert_eq!(
+        (&s["failed"], &s["flaky"], &s["passed"]),
+        (&1.into(), &0.into(), &11.into()),
+        "{s}"
+    );
+    let failed: Vec<&serde_json::Value> = report["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["outcome"] == "failed")
+        .collect();
+    assert_eq!(failed.len(), 1);
+    let attempts = failed[0]["attempts"].as_array().unwrap();
+    assert_eq!(attempts.len(), 1, "never retried: {}", failed[0]);
+    assert_eq!(attempts[0]["error"]["class"], "result", "{}", failed[0]);
+}
