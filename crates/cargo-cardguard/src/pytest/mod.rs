@@ -9,6 +9,7 @@
 
 pub mod collect;
 mod run;
+pub mod selectors;
 pub mod suite;
 
 pub use run::{main, ENV_PYTHON};

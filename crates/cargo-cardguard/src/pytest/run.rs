@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use runner::app::{dispatch_foreign, ForeignLanes};
 
-use super::{collect, suite};
+use super::{collect, selectors, suite};
 
 /// The interpreter of the collection and the lanes.
 pub const ENV_PYTHON: &str = "CARDGUARD_PYTHON";
@@ -33,6 +33,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         Ok(i) => i,
         Err(e) => return usage(&e.to_string()),
     };
+    let flags = selectors::translate(flags, &items);
     let suite = match suite::suite(&items) {
         Ok(s) => s,
         Err(e) => return usage(&e.to_string()),
