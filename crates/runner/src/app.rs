@@ -50,6 +50,51 @@ pub fn main(builtin: fn(Arch) -> Suite) -> ExitCode {
     code
 }
 
+/// Lanes that are another program (a pytest lane), for [`dispatch_foreign`]: its path, the
+/// arguments before the card's flag, and extra environment.
+#[derive(Debug, Clone)]
+pub struct ForeignLanes {
+    /// The program.
+    pub exe: PathBuf,
+    /// Its arguments (the card's flag follows them).
+    pub args: Vec<OsString>,
+    /// Extra environment for every lane.
+    pub env: Vec<(OsString, OsString)>,
+}
+
+/// The variables a foreign lane reads its run settings from (a suite binary's lane gets flags).
+pub const ENV_LANE_ARCH: &str = "CARDGUARD_LANE_ARCH";
+/// See [`ENV_LANE_ARCH`]: `--health-check`'s value.
+pub const ENV_LANE_HEALTH_CHECK: &str = "CARDGUARD_LANE_HEALTH_CHECK";
+/// See [`ENV_LANE_ARCH`]: the directory of the arch's kernel blobs.
+pub const ENV_LANE_KERNEL_DIR: &str = "CARDGUARD_LANE_KERNEL_DIR";
+
+/// The dispatcher of a suite whose lanes are another program (`cardguard pytest`): `args` are
+/// the runner's flags (program name first), `suite` the collected cases. Every setting, report
+/// file and exit status is the suite binary's; the lanes are `lanes`, on `--platform onboard`
+/// only (a foreign lane reaches its card through the C ABI, never the in-process simulator).
+pub fn dispatch_foreign(args: Vec<OsString>, suite: &Suite, lanes: &ForeignLanes) -> ExitCode {
+    init_tracing("warn,platform_common::health=error,platform_common::sim=error");
+    let cli = match cli::parse(args) {
+        Parsed::Run(cli) => cli,
+        Parsed::Printed => return ExitCode::SUCCESS,
+        Parsed::Usage(msg) => return usage(&msg),
+    };
+    if cli.lane || cli.suite != SuiteArg::Builtin || cli.kernel_files || cli.platform_info {
+        return usage("--lane, --suite, --kernel-files and --platform-info are the suite binary's");
+    }
+    if let Err(e) = check_env() {
+        return usage(&e.to_string());
+    }
+    if let Err(e) = suite.validate() {
+        return usage(&format!("the collected suite is invalid: {e}"));
+    }
+    match dispatch_main(&cli, suite, Some(lanes)) {
+        Ok(code) => code,
+        Err(msg) => usage(&msg),
+    }
+}
+
 fn run(args: Vec<OsString>, builtin: fn(Arch) -> Suite) -> ExitCode {
     // Lanes log at warn too: their stderr is the dispatcher's, and their warnings (a poison-sink
     // write that failed, an escalation) must be seen. Health transitions and the simulated card's
@@ -82,7 +127,7 @@ fn run(args: Vec<OsString>, builtin: fn(Arch) -> Suite) -> ExitCode {
     if cli.platform_info {
         return print_platform_info(&cli);
     }
-    match dispatch_main(&cli, &suite) {
+    match dispatch_main(&cli, &suite, None) {
         Ok(code) => code,
         Err(msg) => usage(&msg),
     }
@@ -180,7 +225,7 @@ fn lane_main(cli: &Cli, suite: Suite) -> ExitCode {
 }
 
 /// The dispatcher: load the config, check everything, take the cards, run, report.
-fn dispatch_main(cli: &Cli, suite: &Suite) -> Result<ExitCode, String> {
+fn dispatch_main(cli: &Cli, suite: &Suite, foreign: Option<&ForeignLanes>) -> Result<ExitCode, String> {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let env = |var: &str| std::env::var_os(var);
     let config = config::load(cli, &env, &cwd).map_err(|e| error_chain(&e))?;
@@ -200,6 +245,13 @@ fn dispatch_main(cli: &Cli, suite: &Suite) -> Result<ExitCode, String> {
         .platform
         .value
         .map_or_else(platform::default_platform, Into::into);
+    if foreign.is_some() && platform_kind != Platform::Onboard {
+        return Err(
+            "these lanes reach their cards through the C ABI: use --platform onboard (with \
+             ONBOARD_ACL_LIB naming CANN or libsim_acl.so)"
+                .into(),
+        );
+    }
     let info = platform::info(platform_kind, cli.arch).map_err(|e| error_chain(&e))?;
     let faults = platform::fault_plan(
         s.faults.value.as_deref(),
@@ -268,7 +320,10 @@ fn dispatch_main(cli: &Cli, suite: &Suite) -> Result<ExitCode, String> {
     };
     let devices: Vec<u32> = leases.iter().map(|l| l.card()).collect();
     start_platform_run(cli, &info, &devices, faults.as_ref())?;
-    let command = lane_command(cli, &info, faults.as_ref(), s.health_check.value)?;
+    let mut command = lane_command(cli, &info, faults.as_ref(), s.health_check.value)?;
+    if let Some(f) = foreign {
+        command = foreign_command(f, cli, command, s.health_check.value);
+    }
     let plan = RunPlan {
         arch: cli.arch,
         platform: info,
@@ -420,7 +475,44 @@ fn lane_command(
             OsString::from(cli.arch.name()),
         ));
     }
-    Ok(LaneCommand { exe, args, env })
+    Ok(LaneCommand {
+        style: dispatch::LaneStyle::SuiteBinary,
+        exe,
+        args,
+        env,
+    })
+}
+
+/// The lane command of foreign lanes: their program and arguments, the suite binary's lane
+/// environment, and the run settings a suite binary's lane would get as flags.
+fn foreign_command(
+    f: &ForeignLanes,
+    cli: &Cli,
+    own: LaneCommand,
+    health_check: crate::lane::HealthCheck,
+) -> LaneCommand {
+    let mut env = own.env;
+    env.extend(f.env.iter().cloned());
+    env.push((ENV_LANE_ARCH.into(), cli.arch.name().into()));
+    // The simulated library finds its cards' records from its process's binary; a foreign
+    // lane's binary is not this one, so it is told where this process's library looks.
+    #[cfg(feature = "sim")]
+    if std::env::var_os(platform_common::sim::ENV_SIM_ROOT).is_none() {
+        if let Ok(c) = platform_common::sim::SimConfig::from_env(platform::arch_entry(cli.arch).facts) {
+            env.push((platform_common::sim::ENV_SIM_ROOT.into(), c.root.into()));
+        }
+    }
+    env.push((ENV_LANE_HEALTH_CHECK.into(), health_check.name().into()));
+    env.push((
+        ENV_LANE_KERNEL_DIR.into(),
+        platform_common::kernel::blob_dir(cli.arch).into(),
+    ));
+    LaneCommand {
+        style: dispatch::LaneStyle::Foreign,
+        exe: f.exe.clone(),
+        args: f.args.clone(),
+        env,
+    }
 }
 
 /// `<YYYYMMDD>-<HHMMSS>-<pid>-<8 random hex digits>` in UTC: the random part keeps two CI jobs

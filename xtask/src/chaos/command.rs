@@ -17,8 +17,8 @@ use serde_json::Value;
 
 use super::check::{check, Facts, Violation};
 use super::plan::Plan;
-use super::run::{list_cases, run_plan, Kill, PlanRun, RunError};
-use crate::onboard::{build_suite, target_dir};
+use super::run::{list_cases, run_plan, Kill, PlanRun, RunError, Target};
+use crate::onboard::{build_suite, target_dir, workspace_root};
 
 /// Arguments.
 #[derive(Debug, clap::Args)]
@@ -36,13 +36,27 @@ pub struct Args {
     /// Print the plans of the seed and the faults they use, without running them.
     #[arg(long)]
     dry_run: bool,
+    /// The suite the plans run: the built-in one (the suite binary on simulated cards), or the
+    /// example pytest suite through `cardguard pytest` on libsim_acl.so (the interpreter is
+    /// CARDGUARD_PYTHON, else python3, with pytest-cardguard installed).
+    #[arg(long, value_enum, default_value = "builtin")]
+    suite: SuiteArg,
+}
+
+/// `--suite`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SuiteArg {
+    /// The built-in suite.
+    Builtin,
+    /// `examples/pytest-suite` in pytest lanes.
+    Pytest,
 }
 
 /// What a chaos session is given.
 #[derive(Debug, Clone)]
 pub struct Settings {
-    /// The suite binary.
-    pub exe: PathBuf,
+    /// What the plans run.
+    pub target: Target,
     /// Plans to run.
     pub plans: u32,
     /// Their seed.
@@ -84,15 +98,19 @@ pub fn run(args: Args) -> ExitCode {
         dry_run(args.plans, seed, &mut out);
         return ExitCode::SUCCESS;
     }
-    let exe = match build_suite(false) {
-        Ok(exe) => exe,
+    let built = match args.suite {
+        SuiteArg::Builtin => build_suite(false).map(Target::suite),
+        SuiteArg::Pytest => pytest_target(),
+    };
+    let target = match built {
+        Ok(t) => t,
         Err(e) => {
             eprintln!("error: chaos: {e}");
             return ExitCode::from(2);
         }
     };
     let settings = Settings {
-        exe,
+        target,
         plans: args.plans,
         seed,
         kill: args.kill,
@@ -107,6 +125,33 @@ pub fn run(args: Args) -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// `cardguard pytest` over `examples/pytest-suite` on `libsim_acl.so`: builds the `cardguard`
+/// binary and the library (debug).
+fn pytest_target() -> Result<Target, String> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let status = std::process::Command::new(cargo)
+        .current_dir(workspace_root())
+        .args(["build", "--quiet", "-p", "cargo-cardguard", "-p", "sim-acl"])
+        .status()
+        .map_err(|e| format!("cannot run cargo build: {e}"))?;
+    if !status.success() {
+        return Err(format!("building cardguard and libsim_acl.so failed ({status})"));
+    }
+    let debug = target_dir().join("debug");
+    let python = std::env::var_os("CARDGUARD_PYTHON").unwrap_or_else(|| "python3".into());
+    Ok(Target {
+        exe: debug.join("cardguard"),
+        pre: vec!["pytest".into()],
+        post: vec!["--".into(), ".".into()],
+        platform: "onboard",
+        env: vec![
+            ("ONBOARD_ACL_LIB".into(), debug.join("libsim_acl.so").into()),
+            ("CARDGUARD_PYTHON".into(), python),
+        ],
+        cwd: Some(workspace_root().join("examples/pytest-suite")),
+    })
 }
 
 /// The suite's facts per arch: its listed cases and its multi-card cases.
@@ -129,11 +174,11 @@ pub fn chaos(s: &Settings, out: &mut dyn Write) -> Result<Summary, RunError> {
         "chaos: {} plans, seed {}{kill}, suite {}",
         s.plans,
         s.seed,
-        s.exe.display()
+        s.target.exe.display()
     );
     let mut facts = ArchFacts::new();
     for arch in Arch::ALL {
-        facts.insert(arch, list_cases(&s.exe, arch, &s.work)?);
+        facts.insert(arch, list_cases(&s.target, arch, &s.work)?);
     }
     let mut summary = Summary {
         held: 0,
@@ -145,7 +190,7 @@ pub fn chaos(s: &Settings, out: &mut dyn Write) -> Result<Summary, RunError> {
     for index in 1..=s.plans as usize {
         let plan = Plan::draw(s.seed, index);
         used.extend(plan.kinds());
-        let run = run_plan(&s.exe, &plan, s.kill, &s.work)?;
+        let run = run_plan(&s.target, &plan, s.kill, &s.work)?;
         let (listed, multi) = &facts[&plan.arch];
         let violations = judge(&plan, &run, listed, multi);
         let _ = writeln!(out, "{}", plan_line(&plan, s.plans, &run, &violations));
@@ -351,7 +396,7 @@ mod tests {
         let exe = build_suite(false).expect("the suite binary builds");
         let work = tempfile::tempdir().unwrap();
         let settings = Settings {
-            exe,
+            target: Target::suite(exe),
             plans: 5,
             seed: CI_SEED,
             kill: false,

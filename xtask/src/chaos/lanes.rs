@@ -19,12 +19,16 @@ pub struct Lane {
 /// Whether a NUL-separated command line is a lane's, and its `--device`.
 pub fn lane_args(cmdline: &[u8]) -> Option<Option<u32>> {
     let args: Vec<&[u8]> = cmdline.split(|&b| b == 0).collect();
-    if !args.iter().any(|a| *a == b"--lane") {
+    // A suite binary's lane (`--lane ... --device N`) or a pytest lane (`--cardguard-device N`).
+    if !args
+        .iter()
+        .any(|a| *a == b"--lane" || *a == b"--cardguard-device")
+    {
         return None;
     }
     let device = args
         .windows(2)
-        .find(|w| w[0] == b"--device")
+        .find(|w| w[0] == b"--device" || w[0] == b"--cardguard-device")
         .and_then(|w| std::str::from_utf8(w[1]).ok())
         .and_then(|d| d.parse().ok());
     Some(device)
@@ -58,6 +62,8 @@ mod tests {
         let lane = b"/t/cardguard-suite\0--lane\0--device\x003\0--arch\0a5\0";
         assert_eq!(lane_args(lane), Some(Some(3)));
         assert_eq!(lane_args(b"/t/cardguard-suite\0--arch\0a5\0"), None);
+        let py = b"python3\0-m\0pytest\0-p\0cardguard_pytest.lane\0.\0--cardguard-device\x002\0";
+        assert_eq!(lane_args(py), Some(Some(2)));
         assert_eq!(lane_args(b"x\0--lane\0"), Some(None));
     }
 

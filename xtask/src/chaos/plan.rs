@@ -231,11 +231,16 @@ impl Plan {
 
     /// The suite binary's arguments for this plan, except the report dir.
     pub fn suite_args(&self) -> Vec<String> {
+        self.suite_args_on("sim")
+    }
+
+    /// The runner's arguments for this plan on `platform`, except the report dir.
+    pub fn suite_args_on(&self, platform: &str) -> Vec<String> {
         vec![
             "--arch".into(),
             self.arch.to_string(),
             "--platform".into(),
-            "sim".into(),
+            platform.into(),
             "--devices".into(),
             self.devices(),
             "--retries".into(),

@@ -10,6 +10,7 @@
 //! cards (`--list --format json`). It never judges a report (see `check`).
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsString;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -114,14 +115,54 @@ fn prepare(path: &Path) -> impl FnOnce(std::io::Error) -> RunError + '_ {
 /// What every run setting's variable (and the profile's) starts with: removed from a plan's run.
 const SETTING_VAR_PREFIX: &str = "CARDGUARD_";
 
-/// The suite binary with a sim root, lock dir and card count of `dir`'s.
-fn suite_command(exe: &Path, dir: &Path, cards: u32) -> Result<Command, RunError> {
+/// What the plans run: the suite binary on simulated cards, or `cardguard pytest` over the
+/// example pytest suite on `libsim_acl.so` (`--suite pytest`).
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// The program.
+    pub exe: PathBuf,
+    /// Its arguments before the runner's flags (`pytest`).
+    pub pre: Vec<OsString>,
+    /// Its arguments after them (`-- .`).
+    pub post: Vec<OsString>,
+    /// The `--platform` of every run.
+    pub platform: &'static str,
+    /// Extra environment (set after the run settings' variables are removed).
+    pub env: Vec<(OsString, OsString)>,
+    /// Where it runs (the suite's directory), if not here.
+    pub cwd: Option<PathBuf>,
+}
+
+impl Target {
+    /// The suite binary `exe` on simulated cards.
+    pub fn suite(exe: PathBuf) -> Self {
+        Self {
+            exe,
+            pre: Vec::new(),
+            post: Vec::new(),
+            platform: "sim",
+            env: Vec::new(),
+            cwd: None,
+        }
+    }
+}
+
+/// The target's command with a sim root, lock dir and card count of `dir`'s, for `arch`.
+fn suite_command(t: &Target, dir: &Path, cards: u32, arch: &str) -> Result<Command, RunError> {
     let sim = dir.join("sim");
     let locks = dir.join("locks");
     for d in [&sim, &locks] {
         std::fs::create_dir(d).map_err(prepare(d))?;
     }
-    let mut cmd = Command::new(exe);
+    let mut cmd = Command::new(&t.exe);
+    if let Some(d) = &t.cwd {
+        cmd.current_dir(d);
+    }
+    if t.platform == "onboard" {
+        // The cards behind libsim_acl.so: as many as the simulator has, of the plan's arch.
+        cmd.env("ONBOARD_CARDS", cards.to_string())
+            .env("ONBOARD_SIM_ARCH", arch);
+    }
     cmd.env("ONBOARD_SIM_ROOT", &sim)
         .env("ONBOARD_LOCK_DIR", &locks)
         .env("ONBOARD_SIM_CARDS", cards.to_string())
@@ -130,30 +171,34 @@ fn suite_command(exe: &Path, dir: &Path, cards: u32) -> Result<Command, RunError
         // Neither a config file of the checkout nor a run setting's variable changes a plan's run:
         // every run setting's variable is a `CARDGUARD_*` one (the fault plan's aside, removed
         // above), and so is the profile's.
+        .args(&t.pre)
         .arg("--no-config");
     for (var, _) in std::env::vars_os() {
         if var.as_encoded_bytes().starts_with(SETTING_VAR_PREFIX.as_bytes()) {
             cmd.env_remove(var);
         }
     }
+    cmd.envs(t.env.iter().map(|(k, v)| (k, v)));
     Ok(cmd)
 }
 
 /// Runs `plan` once in a new directory under `work`.
-pub fn run_plan(exe: &Path, plan: &Plan, kill: bool, work: &Path) -> Result<PlanRun, RunError> {
+pub fn run_plan(t: &Target, plan: &Plan, kill: bool, work: &Path) -> Result<PlanRun, RunError> {
+    let exe = t.exe.as_path();
     let dir = tempfile::Builder::new()
         .prefix(&format!("plan-{}-", plan.index))
         .tempdir_in(work)
         .map_err(prepare(work))?;
-    let mut cmd = suite_command(exe, dir.path(), plan.cards)?;
+    let mut cmd = suite_command(t, dir.path(), plan.cards, &plan.arch.to_string())?;
     let out_path = dir.path().join("stdout.txt");
     let err_path = dir.path().join("stderr.txt");
     let stdout = File::create(&out_path).map_err(prepare(&out_path))?;
     let stderr = File::create(&err_path).map_err(prepare(&err_path))?;
     let report_dir = dir.path().join("report");
-    cmd.args(plan.suite_args())
+    cmd.args(plan.suite_args_on(t.platform))
         .arg("--report-dir")
         .arg(&report_dir)
+        .args(&t.post)
         .stdout(stdout)
         .stderr(stderr);
     let spawn_err = |source| RunError::Spawn {
@@ -245,21 +290,23 @@ fn kill_one_lane(parent: u32, delay: Duration, pick: u64, done: &Receiver<()>, s
 /// The case ids `--list` selects for `arch` (every case of the built-in suite the arch admits),
 /// and those of them that need more than one card, with the number they need: the suite
 /// binary's `--list --format json`.
-pub fn list_cases(exe: &Path, arch: Arch, work: &Path) -> Result<CaseList, RunError> {
+pub fn list_cases(t: &Target, arch: Arch, work: &Path) -> Result<CaseList, RunError> {
+    let exe = t.exe.as_path();
     let dir = tempfile::Builder::new()
         .prefix("list-")
         .tempdir_in(work)
         .map_err(prepare(work))?;
-    let out = suite_command(exe, dir.path(), 2)?
+    let out = suite_command(t, dir.path(), 2, arch.name())?
         .args([
             "--arch",
             arch.name(),
             "--platform",
-            "sim",
+            t.platform,
             "--list",
             "--format",
             "json",
         ])
+        .args(&t.post)
         .output()
         .map_err(|source| RunError::Spawn {
             exe: exe.to_owned(),
@@ -329,7 +376,7 @@ mod tests {
         let exe = crate::onboard::build_suite(false).expect("the suite binary builds");
         let work = tempfile::tempdir().unwrap();
         for arch in Arch::ALL {
-            let (ids, multi) = list_cases(&exe, arch, work.path()).unwrap();
+            let (ids, multi) = list_cases(&Target::suite(exe.clone()), arch, work.path()).unwrap();
             assert_eq!(
                 multi.get("MultiCard::vector_add_on_two_cards"),
                 Some(&2),

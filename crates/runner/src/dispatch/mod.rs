@@ -27,6 +27,7 @@ pub use cards::leases::{
 };
 pub use policy::{Isolation, BATCHES_IN_FLIGHT, KILL_GRACE, MAX_INFRA_KILLS, MAX_LANE_DEATHS};
 pub use proc::{
-    default_stack_tool_path, peak_rss_kib, run, DispatchError, DispatchStats, LaneCommand, RunOutcome,
-    RunPlan, ENV_SPAWN_EAGAIN, ENV_STACK_TOOL_PATH, EXIT_DRAIN_GRACE, STACK_BOUND,
+    default_stack_tool_path, peak_rss_kib, run, DispatchError, DispatchStats, LaneCommand, LaneStyle,
+    RunOutcome, RunPlan, ENV_SPAWN_EAGAIN, ENV_STACK_TOOL_PATH, EXIT_DRAIN_GRACE, FOREIGN_DEVICE_FLAG,
+    FOREIGN_PREFLIGHT_FLAG, STACK_BOUND,
 };

@@ -33,9 +33,29 @@ use super::lane_watch::Watch;
 use crate::dispatch::state::{LaneId, Stream};
 use crate::protocol::{self, ToLane, ENV_OUTPUT_MARK, ENV_POISON_SINK, LANE_FLAG};
 
+/// What kind of program a lane is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LaneStyle {
+    /// The suite binary itself, exec'd through the running image: `EXE --lane ARGS [--preflight]
+    /// --device N`.
+    #[default]
+    SuiteBinary,
+    /// Another program speaking the lane protocol (a pytest lane: `python -m pytest -p
+    /// cardguard_pytest.lane ...`), started from its path: `EXE ARGS [--cardguard-preflight]
+    /// --cardguard-device N`.
+    Foreign,
+}
+
+/// The flag a [`LaneStyle::Foreign`] lane gets its card with.
+pub const FOREIGN_DEVICE_FLAG: &str = "--cardguard-device";
+/// The flag that makes a [`LaneStyle::Foreign`] lane a preflight lane.
+pub const FOREIGN_PREFLIGHT_FLAG: &str = "--cardguard-preflight";
+
 /// How to start lanes: the suite binary and the arguments every lane gets.
 #[derive(Debug, Clone)]
 pub struct LaneCommand {
+    /// The kind of program.
+    pub style: LaneStyle,
     /// The suite binary (this executable): its path, for the lanes' `argv[0]` and when the
     /// running binary cannot be opened (see `spawn`).
     pub exe: PathBuf,
@@ -86,6 +106,8 @@ impl LaneProc {
         // right after them; every descriptor of ours the child still needs at exec (the binary's)
         // sits above all of those, where no mapping overwrites it.
         let chan_fd = CHILD_LEASE_FD + spec.leases.len() as RawFd;
+        let foreign = cmd.style == LaneStyle::Foreign;
+        let exe = if foreign { None } else { exe };
         let exe_dup = exe.map(|fd| fcntl_dupfd_cloexec(fd, chan_fd + 1)).transpose()?;
         let mut c = match &exe_dup {
             Some(fd) => {
@@ -98,11 +120,17 @@ impl LaneProc {
         let (out_r, out_w) = capture_pipe()?;
         let (err_r, err_w) = capture_pipe()?;
         let nonce = protocol::new_nonce();
-        c.arg(LANE_FLAG)
-            .args(&cmd.args)
-            .args(spec.preflight.then_some(protocol::PREFLIGHT_FLAG))
-            .arg("--device")
-            .arg(spec.device.to_string())
+        if foreign {
+            c.args(&cmd.args)
+                .args(spec.preflight.then_some(FOREIGN_PREFLIGHT_FLAG))
+                .arg(FOREIGN_DEVICE_FLAG);
+        } else {
+            c.arg(LANE_FLAG)
+                .args(&cmd.args)
+                .args(spec.preflight.then_some(protocol::PREFLIGHT_FLAG))
+                .arg("--device");
+        }
+        c.arg(spec.device.to_string())
             .envs(cmd.env.iter().map(|(k, v)| (k, v)))
             .env(ENV_OUTPUT_MARK, &nonce)
             .stdin(Stdio::null())

@@ -34,7 +34,7 @@ mod signals;
 mod spawn;
 mod stacks;
 
-pub use lane_proc::LaneCommand;
+pub use lane_proc::{LaneCommand, LaneStyle, FOREIGN_DEVICE_FLAG, FOREIGN_PREFLIGHT_FLAG};
 pub use lane_watch::EXIT_DRAIN_GRACE;
 pub use peak_rss::peak_rss_kib;
 pub use run::{run, DispatchError, DispatchStats, RunOutcome, RunPlan};
