@@ -4,8 +4,9 @@
 //! names the bad part (exit 2). Hidden flags start a lane (`--lane --device N`), choose the
 //! benchmark suite (`--suite bench`), write the benchmark's figures (`--stats-out FILE`), print the
 //! kernel files a suite needs (`--kernel-files`, for `cargo xtask archive`), print the platform's
-//! cards and lock dir (`--platform-info`, for `cargo xtask cards`) and let tests' lane
-//! hooks work (`--test-hooks`). `--archive FILE` is taken out before this parser sees the line
+//! cards and lock dir (`--platform-info`, for `cargo xtask cards`), print this reference as
+//! Markdown (`--cli-reference`, for `cargo xtask docs`) and let tests' lane hooks work
+//! (`--test-hooks`). `--archive FILE` is taken out before this parser sees the line
 //! (`crate::archive::launch_request`: the rest is the archived binary's). A run setting's flag is
 //! an `Option` with no clap default: an absent flag leaves the setting to its environment
 //! variable, the config file's profile or the built-in default (`crate::config`, whose table lists
@@ -114,7 +115,7 @@ impl SuiteArg {
 
 /// The onboard matrix: cardguard's test cases on simulated or real NPU cards.
 #[derive(Debug, Parser)]
-#[command(name = "cardguard-suite", version, about)]
+#[command(name = "cardguard-suite", version)]
 pub struct Cli {
     /// The arch: a5 or a2a3.
     #[arg(long)]
@@ -269,6 +270,22 @@ pub struct Cli {
     /// assignment to the last verdict, peak RSS, report write times).
     #[arg(long, hide = true, value_name = "FILE")]
     pub stats_out: Option<PathBuf>,
+
+    /// Print this command line's reference as Markdown and exit (what `cargo xtask docs` writes
+    /// into docs/reference/cli.md).
+    #[arg(long, hide = true, exclusive = true)]
+    pub cli_reference: bool,
+}
+
+/// The suite binary's flags as Markdown (clap's definitions, hidden flags left out): the suite
+/// binary's part of docs/reference/cli.md.
+pub fn reference_markdown() -> String {
+    use clap::CommandFactory;
+    let options = clap_markdown::MarkdownOptions::new()
+        .title("`cardguard-suite`: a suite binary's flags".to_owned())
+        .show_footer(false)
+        .show_table_of_contents(false);
+    clap_markdown::help_markdown_command_custom(&Cli::command(), &options)
 }
 
 /// What parsing the command line gave.
@@ -285,6 +302,12 @@ pub enum Parsed {
 /// Parses `args` (with the program name first). Errors become one line naming the bad part.
 pub fn parse(args: impl IntoIterator<Item = OsString>) -> Parsed {
     let args: Vec<OsString> = args.into_iter().collect();
+    // Alone, `--cli-reference` needs no `--arch` (clap's `exclusive` still needs the required
+    // field filled); with anything else it is clap's usage error.
+    if args.len() == 2 && args[1] == "--cli-reference" {
+        crate::output::out(reference_markdown());
+        return Parsed::Printed;
+    }
     match Cli::try_parse_from(&args) {
         Ok(cli) => Parsed::Run(Box::new(cli)),
         Err(e) => match e.kind() {
