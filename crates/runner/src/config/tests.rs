@@ -434,12 +434,14 @@ fn show_config_prints_every_setting_with_its_source() {
     );
 }
 
-/// The README's example config ("The config file") parses and checks, in both its profiles.
+/// The config guide's example config (docs/guide/config.md) parses and checks, in both its
+/// profiles.
 #[test]
-fn the_readme_example_config_parses() {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md")).unwrap();
-    let section = &readme[readme.find("## The config file").expect("the section")..];
+fn the_config_guide_example_parses() {
+    let guide =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/guide/config.md"))
+            .unwrap();
+    let section = &guide[guide.find("# The config file").expect("the guide's title")..];
     let start = section.find("```toml\n").expect("a toml block") + "```toml\n".len();
     let end = start + section[start..].find("```").unwrap();
     let ws = Ws::new(&section[start..end]);
