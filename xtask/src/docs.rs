@@ -155,7 +155,7 @@ mod tests {
     #[test]
     fn committed_cli_reference_is_fresh() {
         use clap::CommandFactory;
-        let fresh = document(&crate::Cli::command(), &runner::cli::reference_markdown());
+        let fresh = document(&crate::Cli::command(), &runner::cli_reference::markdown());
         let committed = std::fs::read_to_string(workspace_root().join(CLI_REFERENCE))
             .unwrap_or_else(|e| panic!("{CLI_REFERENCE}: {e}; run `cargo xtask docs`"));
         assert!(

@@ -5,7 +5,7 @@
 //! benchmark suite (`--suite bench`), write the benchmark's figures (`--stats-out FILE`), print the
 //! kernel files a suite needs (`--kernel-files`, for `cargo xtask archive`), print the platform's
 //! cards and lock dir (`--platform-info`, for `cargo xtask cards`), print this reference as
-//! Markdown (`--cli-reference`, for `cargo xtask docs`) and let tests' lane hooks work
+//! Markdown (`--cli-reference`, for `cargo xtask docs`: `crate::cli_reference`) and let tests' lane hooks work
 //! (`--test-hooks`). `--archive FILE` is taken out before this parser sees the line
 //! (`crate::archive::launch_request`: the rest is the archived binary's). A run setting's flag is
 //! an `Option` with no clap default: an absent flag leaves the setting to its environment
@@ -345,17 +345,6 @@ pub struct Cli {
     pub cli_reference: bool,
 }
 
-/// The suite binary's flags as Markdown (clap's definitions, hidden flags left out): the suite
-/// binary's part of docs/reference/cli.md.
-pub fn reference_markdown() -> String {
-    use clap::CommandFactory;
-    let options = clap_markdown::MarkdownOptions::new()
-        .title("`cardguard-suite`: a suite binary's flags".to_owned())
-        .show_footer(false)
-        .show_table_of_contents(false);
-    clap_markdown::help_markdown_command_custom(&Cli::command(), &options)
-}
-
 /// What parsing the command line gave.
 #[derive(Debug)]
 pub enum Parsed {
@@ -370,12 +359,6 @@ pub enum Parsed {
 /// Parses `args` (with the program name first). Errors become one line naming the bad part.
 pub fn parse(args: impl IntoIterator<Item = OsString>) -> Parsed {
     let args: Vec<OsString> = args.into_iter().collect();
-    // Alone, `--cli-reference` needs no `--arch` (clap's `exclusive` still needs the required
-    // field filled); with anything else it is clap's usage error.
-    if args.len() == 2 && args[1] == "--cli-reference" {
-        crate::output::out(reference_markdown());
-        return Parsed::Printed;
-    }
     match Cli::try_parse_from(&args) {
         Ok(cli) => Parsed::Run(Box::new(cli)),
         Err(e) => match e.kind() {
