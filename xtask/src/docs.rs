@@ -96,7 +96,9 @@ pub fn document(xtask: &clap::Command, suite: &str) -> String {
          A test (`xtask docs::tests`) fails while it is stale. -->\n\n\
          Every flag is documented here once, from its `--help` text. Settings that also come from\n\
          the environment or the config file: [config keys](config-keys.md),\n\
-         [environment variables](environment.md). Exit statuses: [exit codes](exit-codes.md).\n\n\
+         [environment variables](environment.md). Exit statuses: [exit codes](exit-codes.md).\n\
+         One flag of a suite binary is not clap's: `--archive FILE` runs the binary of a suite\n\
+         archive instead ([card hosts](../guide/hosts-and-fleets.md#--archive-file)).\n\n\
          - [The suite binary's flags](#cardguard-suite-a-suite-binarys-flags) (what `cargo xtask onboard` passes on)\n\
          - [`cargo xtask`'s commands](#cargo-xtask-the-projects-commands)\n\n",
     );
