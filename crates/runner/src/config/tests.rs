@@ -473,3 +473,20 @@ fn the_example_config_parses_and_names_every_key() {
         );
     }
 }
+
+/// docs/reference/config-keys.md has a row for every key, naming its flag and its variable.
+#[test]
+fn the_config_keys_reference_has_every_key() {
+    let page = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/reference/config-keys.md"),
+    )
+    .unwrap();
+    for k in KEYS {
+        let row = page
+            .lines()
+            .find(|l| l.starts_with(&format!("| `{}` |", k.key)))
+            .unwrap_or_else(|| panic!("docs/reference/config-keys.md has no row for {}", k.key));
+        assert!(row.contains(&format!("`{}`", k.flag)), "{row}");
+        assert!(row.contains(&format!("`{}`", k.env)), "{row}");
+    }
+}
