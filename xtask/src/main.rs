@@ -10,6 +10,7 @@ mod build_kernels;
 mod cards;
 mod chaos;
 mod child_wait;
+mod docs;
 mod features;
 mod merge_reports;
 mod onboard;
@@ -21,7 +22,7 @@ mod tidy;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 #[derive(Debug, Parser)]
 #[command(name = "cargo xtask", about = "cardguard's project commands")]
@@ -55,6 +56,8 @@ enum Command {
     Cards(cards::Args),
     /// Write a suite archive (.tar.zst) a card host runs with no toolchain and no checkout.
     Archive(archive::Args),
+    /// Regenerate docs/reference/cli.md from the clap definitions (--check: only compare).
+    Docs(docs::Args),
 }
 
 fn main() -> ExitCode {
@@ -82,5 +85,6 @@ fn main() -> ExitCode {
         Command::Features(a) => features::run(a),
         Command::Cards(a) => cards::run(a),
         Command::Archive(a) => archive::run(a),
+        Command::Docs(a) => docs::run(a, &Cli::command()),
     }
 }

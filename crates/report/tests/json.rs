@@ -161,21 +161,14 @@ fn report_round_trips_through_the_file() {
 }
 
 #[test]
-fn the_readme_schema_parses_with_typed_codes() {
-    let example = r#"
-{ "arch": "a5", "platform": "sim", "driver": { "kind": "sim", "library": null }, "devices": [0, 1],
-  "summary": { "total": 0, "passed": 0, "failed": 0, "flaky": 0, "skipped": 0,
-               "timed_out": 0, "crashed": 0 },
-  "cases": [ { "id": "Class::case", "class": "Class", "runtime": "…", "outcome": "passed",
-               "skip_reason": null,
-               "attempts": [ { "device": 0, "pid": 1, "outcome": "failed", "duration_ms": 0,
-                               "error": { "class": "device_runtime", "call": "halResMap",
-                                          "code": { "space": "hal", "raw": 62 },
-                                          "name": "…", "message": "…" } } ] } ],
-  "devices_health": { "0": [
-      { "event": "poisoned", "at_ms": 0, "device": 0, "arch": "a5", "call": "halResMap",
-        "code": { "space": "hal", "raw": 62 }, "detail": "…", "unix_ms": 0 },
-      { "event": "init_failed", "at_ms": 1, "code": { "space": "acl", "raw": 507899 }, "detail": "…" } ] } }"#;
+fn the_documented_schema_parses_with_typed_codes() {
+    // The example of docs/reference/report-json.md, its first ```json block.
+    let page = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/reference/report-json.md"),
+    )
+    .unwrap();
+    let start = page.find("```json\n").expect("the page has a ```json block") + "```json\n".len();
+    let example = &page[start..start + page[start..].find("```").expect("the block ends")];
     let r: RunReport = serde_json::from_str(example).unwrap();
     let hal = platform_common::error::codes::HAL_RES_MAP_REFUSED;
     assert_eq!(r.cases[0].attempts[0].error.as_ref().unwrap().code, Some(hal));

@@ -1,18 +1,18 @@
-//! The README's C++ lines ("The C++ host API") compile against the crate's header: the block is
-//! taken from the README, its statements put in a function, and checked with the C++ compiler
+//! The C++ guide's lines (docs/guide/cpp-host-api.md) compile against the crate's header: the
+//! block is taken from the guide, its statements put in a function, and checked with the C++ compiler
 //! (`CXX`, else `c++`) against `include/` and the bridge header the build generated.
 
 use std::path::Path;
 use std::process::Command;
 
 #[test]
-fn the_readme_cxx_example_compiles_against_the_header() {
+fn the_cxx_guide_example_compiles_against_the_header() {
     let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let readme = std::fs::read_to_string(crate_dir.join("../../README.md")).unwrap();
-    let section = readme
-        .split("## The C++ host API")
+    let guide = std::fs::read_to_string(crate_dir.join("../../docs/guide/cpp-host-api.md")).unwrap();
+    let section = guide
+        .split("# The C++ host API")
         .nth(1)
-        .expect("the README has a C++ host API section");
+        .expect("the guide is titled The C++ host API");
     let block = section
         .split("```cpp\n")
         .nth(1)

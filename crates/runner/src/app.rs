@@ -21,6 +21,7 @@ use crate::archive::{self, LaunchRequest};
 use crate::bench_suite;
 use crate::case::Suite;
 use crate::cli::{self, Cli, ListFormat, Parsed, SuiteArg};
+use crate::cli_reference;
 use crate::config;
 use crate::dispatch::{self, AutoCount, DispatchStats, LaneCommand, RunPlan};
 use crate::lane::{self, LaneConfig};
@@ -101,6 +102,10 @@ fn run(args: Vec<OsString>, builtin: fn(Arch) -> Suite) -> ExitCode {
     // own faults are not repeated as log lines: they reach people through the report and the
     // summary's card stories (RUST_LOG=warn shows them as they happen).
     init_tracing("warn,platform_common::health=error,platform_common::sim=error");
+    if cli_reference::asked(&args) {
+        output::out(cli_reference::markdown());
+        return ExitCode::SUCCESS;
+    }
     let cli = match cli::parse(args) {
         Parsed::Run(cli) => cli,
         Parsed::Printed => return ExitCode::SUCCESS,

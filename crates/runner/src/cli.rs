@@ -4,8 +4,9 @@
 //! names the bad part (exit 2). Hidden flags start a lane (`--lane --device N`), choose the
 //! benchmark suite (`--suite bench`), write the benchmark's figures (`--stats-out FILE`), print the
 //! kernel files a suite needs (`--kernel-files`, for `cargo xtask archive`), print the platform's
-//! cards and lock dir (`--platform-info`, for `cargo xtask cards`) and let tests' lane
-//! hooks work (`--test-hooks`). `--archive FILE` is taken out before this parser sees the line
+//! cards and lock dir (`--platform-info`, for `cargo xtask cards`), print this reference as
+//! Markdown (`--cli-reference`, for `cargo xtask docs`: `crate::cli_reference`) and let tests' lane hooks work
+//! (`--test-hooks`). `--archive FILE` is taken out before this parser sees the line
 //! (`crate::archive::launch_request`: the rest is the archived binary's). A run setting's flag is
 //! an `Option` with no clap default: an absent flag leaves the setting to its environment
 //! variable, the config file's profile or the built-in default (`crate::config`, whose table lists
@@ -114,7 +115,7 @@ impl SuiteArg {
 
 /// The onboard matrix: cardguard's test cases on simulated or real NPU cards.
 #[derive(Debug, Parser)]
-#[command(name = "cardguard-suite", version, about)]
+#[command(name = "cardguard-suite", version)]
 pub struct Cli {
     /// The arch: a5 or a2a3.
     #[arg(long)]
@@ -129,14 +130,23 @@ pub struct Cli {
     pub devices: Option<DeviceSpec>,
 
     /// With --devices auto: how many cards (default 2 on sim, all free cards on real ones).
+    ///
+    /// On real cards every free card is taken; the run is refused, naming the holders, only when
+    /// none is free.
     #[arg(long, value_parser = parse_count)]
     pub device_num: Option<u32>,
 
     /// Select cases: Class, Class::, Class::case or tag:NAME (repeatable).
+    ///
+    /// `tag:NAME` takes every case with that tag, its own or its class's. A selector that matches
+    /// no case of the suite is an error (exit 2).
     #[arg(long = "case", value_name = "SELECTOR")]
     pub cases: Vec<Selector>,
 
     /// Leave out cases: Class, Class::, Class::case or tag:NAME (repeatable).
+    ///
+    /// A case any of them takes is not part of the run (`--exclude tag:sdma` is pytest's
+    /// `-m "not sdma"`). A selector that matches no case of the suite is an error (exit 2).
     #[arg(long = "exclude", value_name = "SELECTOR")]
     pub exclude: Vec<Selector>,
 
@@ -145,6 +155,9 @@ pub struct Cli {
     pub runtime: Option<String>,
 
     /// Extra attempts of a case after a device-class failure, crash or timeout (default 2).
+    ///
+    /// A config override's retries, or the case's or its class's own, win over it. Wrong results
+    /// and usage errors are never retried.
     #[arg(long, value_parser = parse_count)]
     pub retries: Option<u32>,
 
@@ -153,17 +166,37 @@ pub struct Cli {
     pub flaky_result: Option<FlakyArg>,
 
     /// Per-case timeout in seconds (default 300).
+    ///
+    /// A config override's timeout, or the case's or its class's own, wins (its `timed_out`
+    /// attempt then says `exceeded its own timeout of N s`). At the timeout the hung case is
+    /// diagnosed first (where it is stuck: at most 1 s for the lane's answer, 5 s for native
+    /// stacks), then its lane gets SIGTERM, 2 s grace, and SIGKILL of its process group. A lane
+    /// with work outstanding that sends nothing for as long outside a case and outside an init
+    /// is ended the same way, and the case it was about to run gets the `timed_out` attempt.
     #[arg(long, value_name = "SECS", value_parser = parse_secs)]
     pub case_timeout: Option<Duration>,
 
     /// Bound on building a chip worker (a card's init) in seconds (default 120); past it the
     /// card's lane is ended and the card, not a case, pays.
+    ///
+    /// Switching runtimes includes closing the previous worker. Past the bound the lane is ended
+    /// (SIGTERM, 2 s grace, SIGKILL), the card gets the health event `init_timed_out`, no case
+    /// gets an attempt for it and the lane's cases go back to the queue; the card's next lane is
+    /// a fresh process, and when that one times out in init too the card is quarantined, as for
+    /// a failed init. A case that started keeps its `timed_out` attempt under --case-timeout.
     #[arg(long, value_name = "SECS", value_parser = parse_secs)]
     pub init_timeout: Option<Duration>,
 
     /// How much a lane process runs before a fresh one replaces it: pool (one per card for the
     /// run; the default), class (every class in a fresh process) or case (every case in a fresh
     /// process).
+    ///
+    /// Containment, retries, the poison sink, fresh processes, quarantine, leases and reports
+    /// are the same in every mode, and a card still has one process at a time. A lane closed
+    /// after its unit by design exits 0: never a lane death and never a `fresh_process`. A retry
+    /// is a unit of its own (a fresh lane for it in `class` and `case`); the multi-card phase runs
+    /// its cases in one lane (`pool`), one lane per class (`class`) or per case (`case`). What
+    /// each mode costs is in docs/benchmarks.md.
     #[arg(long, value_enum)]
     pub isolation: Option<IsolationArg>,
 
@@ -179,23 +212,39 @@ pub struct Cli {
 
     /// When a worker's card is checked after a case: each (after every case that touched the
     /// device; the default), on-failure (only after a failed attempt), off.
+    ///
+    /// A failed check is the fault of the case that just ran (class `device_runtime`); in every
+    /// mode a device error of a case's own calls retires and force-resets its worker. See "The
+    /// post-case health check" in docs/guide/running.md.
     #[arg(long, value_enum)]
     pub health_check: Option<HealthCheck>,
 
     /// Fault plan for simulated cards (rules separated by ';', e.g. 'dev=1:op_timeout@3').
+    ///
+    /// The grammar and every fault: docs/reference/fault-plans.md. A malformed plan is an error
+    /// quoting the bad rule (exit 2); with a real CANN library it is a usage error.
     #[arg(long, value_name = "PLAN")]
     pub faults: Option<String>,
 
     /// Where the reports go (default target/onboard/<arch>/<run-id>, or
     /// ./cardguard-reports/<arch>/<run-id> outside a cargo target dir).
+    ///
+    /// The cargo target dir is `CARGO_TARGET_DIR`, else the nearest ancestor of the binary
+    /// named `target`; a binary of an unpacked archive, or one outside any target dir, writes
+    /// under the current directory.
     #[arg(long, value_name = "DIR")]
     pub report_dir: Option<PathBuf>,
 
     /// Run the K-th of N shares of the classes: hash:K/N (K from 1).
+    ///
+    /// The shares are deterministic: N runs with K = 1..N run every class exactly once;
+    /// `cargo xtask merge-reports` joins their reports.
     #[arg(long, value_name = "hash:K/N")]
     pub partition: Option<Partition>,
 
     /// No progress bars.
+    ///
+    /// They are also off when stderr is not a terminal.
     #[arg(long, num_args = 0, default_missing_value = "true")]
     pub no_progress: Option<bool>,
 
@@ -206,6 +255,9 @@ pub struct Cli {
 
     /// Read no config file (and ignore CARDGUARD_CONFIG): flags, environment and built-in
     /// defaults only.
+    ///
+    /// CARDGUARD_PROFILE is ignored too; the settings' own variables still apply. Not with
+    /// --config or --profile.
     #[arg(long, conflicts_with_all = ["config", "profile"])]
     pub no_config: bool,
 
@@ -214,14 +266,31 @@ pub struct Cli {
     pub profile: Option<String>,
 
     /// Print the resolved settings, each with where it came from, and exit.
+    ///
+    /// Each run setting's value and its source (flag, env, profile at FILE:LINE, default), then
+    /// the per-case overrides with how many cases of the suite each takes; exit 0. Nothing is
+    /// checked beyond the config, and no card is taken.
     #[arg(long)]
     pub show_config: bool,
 
     /// List the selected cases and exit.
+    ///
+    /// It makes the checks a run makes before it takes cards (a bad config file, fault plan,
+    /// environment value or kernel manifest is the same error). Plain: one line per case,
+    /// `Class::case  (runtime, kind)`, followed by `  [no binary: KERNEL, ...]` when a kernel of
+    /// the case has no binary for the platform.
     #[arg(long)]
     pub list: bool,
 
     /// The format of --list: plain (one line per case) or json (one JSON object per line).
+    ///
+    /// json prints one JSON object per line (JSON Lines) per selected case, in hand-out order:
+    /// `id`, `class`, `runtime`, `kind` (`pooled`/`standalone`), `body`
+    /// (`host`/`compute`/`trivial`), `tags`, `arch` (the arches its filter admits), `devices`,
+    /// `timeout_s` and `retries` (what applies to it with these flags and this config),
+    /// `expect_failure` (`null` or `{reason, expected}`, `expected` being `class:NAME`,
+    /// `code:CODE` or `op_timeout`), `skip_if` (its skip conditions' reasons), `kernels`,
+    /// `missing_kernels`.
     #[arg(long, value_enum, default_value = "plain", requires = "list")]
     pub format: ListFormat,
 
@@ -269,6 +338,11 @@ pub struct Cli {
     /// assignment to the last verdict, peak RSS, report write times).
     #[arg(long, hide = true, value_name = "FILE")]
     pub stats_out: Option<PathBuf>,
+
+    /// Print this command line's reference as Markdown and exit (what `cargo xtask docs` writes
+    /// into docs/reference/cli.md).
+    #[arg(long, hide = true, exclusive = true)]
+    pub cli_reference: bool,
 }
 
 /// What parsing the command line gave.

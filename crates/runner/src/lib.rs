@@ -26,6 +26,7 @@
 //!   merge are the `cardguard-report` crate's, re-exported there; the runner adds the progress
 //!   bars, the report directory held for the run and the reporter).
 //! - [`cli`], [`app`], [`platform`]: the suite binary's surface and the driver chosen at run time;
+//!   [`cli_reference`]: its flags as Markdown (`--cli-reference`, for docs/reference/cli.md);
 //!   [`config`]: the config file's profiles and overrides, and which source of a setting wins;
 //!   [`settings`]: the settings' value types and parsers, below `cli`, `config`, `dispatch` and
 //!   `lane`;
@@ -47,6 +48,7 @@ pub mod archive;
 pub mod bench_suite;
 pub mod case;
 pub mod cli;
+pub mod cli_reference;
 pub mod clock;
 pub mod config;
 pub mod crumb;

@@ -6,7 +6,7 @@
 //! `Cli` field (an `Option`, so an absent flag is told apart from a default), resolved type and
 //! built-in default, its key (the flag's name without `--`), variable, TOML kind, parser (the
 //! flag's own) and how it is shown. Adding a flag to the config is one line there (plus its
-//! README row). This file owns that table and the precedence; it never reads a file (`file`
+//! docs/reference/config-keys.md row). This file owns that table and the precedence; it never reads a file (`file`
 //! does) and never applies a setting to a run (`crate::app` does).
 
 use std::fmt;
@@ -82,7 +82,7 @@ pub struct Resolved<T> {
     pub source: Source,
 }
 
-/// A setting's names and type, for errors, `--show-config` and the README's table.
+/// A setting's names and type, for errors, `--show-config` and docs/reference/config-keys.md.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Key {
     /// The config key (the flag's name without `--`).

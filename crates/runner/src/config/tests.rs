@@ -434,12 +434,14 @@ fn show_config_prints_every_setting_with_its_source() {
     );
 }
 
-/// The README's example config ("The config file") parses and checks, in both its profiles.
+/// The config guide's example config (docs/guide/config.md) parses and checks, in both its
+/// profiles.
 #[test]
-fn the_readme_example_config_parses() {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md")).unwrap();
-    let section = &readme[readme.find("## The config file").expect("the section")..];
+fn the_config_guide_example_parses() {
+    let guide =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/guide/config.md"))
+            .unwrap();
+    let section = &guide[guide.find("# The config file").expect("the guide's title")..];
     let start = section.find("```toml\n").expect("a toml block") + "```toml\n".len();
     let end = start + section[start..].find("```").unwrap();
     let ws = Ws::new(&section[start..end]);
@@ -469,5 +471,22 @@ fn the_example_config_parses_and_names_every_key() {
             "the example shows {}",
             k.key
         );
+    }
+}
+
+/// docs/reference/config-keys.md has a row for every key, naming its flag and its variable.
+#[test]
+fn the_config_keys_reference_has_every_key() {
+    let page = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/reference/config-keys.md"),
+    )
+    .unwrap();
+    for k in KEYS {
+        let row = page
+            .lines()
+            .find(|l| l.starts_with(&format!("| `{}` |", k.key)))
+            .unwrap_or_else(|| panic!("docs/reference/config-keys.md has no row for {}", k.key));
+        assert!(row.contains(&format!("`{}`", k.flag)), "{row}");
+        assert!(row.contains(&format!("`{}`", k.env)), "{row}");
     }
 }

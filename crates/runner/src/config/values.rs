@@ -27,7 +27,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    /// What the config file must hold, for errors and the README's table.
+    /// What the config file must hold, for errors and docs/reference/config-keys.md.
     pub fn expected(self) -> &'static str {
         match self {
             Kind::Count => "an integer",

@@ -279,7 +279,7 @@ mod tests {
         }
     }
 
-    /// Every row of steps 5 and 7 that follows a lane exit (and the README's lane-death rules).
+    /// Every row of steps 5 and 7 that follows a lane exit (and the lane-death rules of docs/guide/running.md).
     /// What the count of a strike means is `strikes`' table; whole sequences of exits are the
     /// state machine's scenarios.
     #[test]

@@ -88,7 +88,7 @@ mod tests {
     use AttemptOutcome as A;
     use FailureClass as C;
 
-    /// Every row of step 6 (and of the README's "retries" behaviour).
+    /// Every row of step 6 (and of `--retries` as docs/reference/cli.md states it).
     #[test]
     fn retry_table() {
         type Row = (
