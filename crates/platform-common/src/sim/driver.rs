@@ -333,7 +333,7 @@ impl Driver for SimDriver {
             let s = ctx.stream(call, stream)?;
             if s.has_pending() {
                 tracing::warn!(stream = stream.0, "destroying a stream with pending work");
-                return fail(call, codes::RT_SOCKET_CLOSE);
+                return fail(call, codes::RT_STREAM_NOT_COMPLETE);
             }
             s.cancel();
             ctx.streams.remove(&stream.0);
