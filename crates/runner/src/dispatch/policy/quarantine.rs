@@ -15,7 +15,7 @@
 //! records the `quarantined` event and never moves a case (the state machine applies what these
 //! return).
 
-use platform_common::DeviceId;
+use platform_common::{Code, DeviceId};
 
 use super::blame::describe_signal;
 use crate::report::model::LaneStatus;
@@ -37,6 +37,27 @@ pub enum Blamed {
     /// The host's (a lost lease, lanes that cannot start or keep being killed from outside): the
     /// card's record is left as it is.
     Host,
+    /// The card's hardware (a code of class `hardware`): remembered as `needs_service`, so no run
+    /// gives it work (nor preflights it) until an operator clears the record.
+    Service,
+}
+
+/// Card `device` reported hardware fault `code` in case `case`. Returns the reason.
+pub fn hardware_fault(device: DeviceId, code: Code, case: &str) -> String {
+    let meaning = code.info().map_or("a hardware fault", |i| i.meaning);
+    format!(
+        "needs service: card {device} reported {code} ({meaning}) in {case}; a force reset does not \
+         fix it; clear it with `cargo xtask cards --clear {device}` once serviced"
+    )
+}
+
+/// Card `device`'s health record says it needs service (`remembered`): it gets no work. Returns
+/// the reason.
+pub fn still_needs_service(device: DeviceId, remembered: &str) -> String {
+    format!(
+        "needs service: card {device}'s health record says {remembered}; clear it with \
+         `cargo xtask cards --clear {device}` once serviced"
+    )
 }
 
 /// After a lane on `device` was killed from outside by `signal`: with `kills` such kills in a row

@@ -95,6 +95,9 @@ pub struct Card {
     pub strikes: Strikes,
     /// Its health record, when it said quarantined, until its preflight passed or failed.
     pub preflight: Option<CardHealth>,
+    /// Its health record, when it said the card needs service, until the run's start took the
+    /// card out.
+    pub serviced: Option<CardHealth>,
     /// Its health events of this run (the last ones), for its health record.
     pub recent: VecDeque<HealthRecord>,
 }
@@ -109,7 +112,8 @@ impl Card {
             replacement: None,
             retries: Vec::new(),
             strikes: Strikes::default(),
-            preflight: seed.health.filter(CardHealth::is_quarantined),
+            preflight: seed.health.clone().filter(CardHealth::is_quarantined),
+            serviced: seed.health.filter(CardHealth::needs_service),
             recent: VecDeque::new(),
         }
     }
