@@ -187,7 +187,7 @@ pub(crate) fn current(dir: &OwnedFd, card: DeviceId) -> Option<CardHealth> {
 impl DeviceLease {
     /// The card's health record (the newest of any user's), if it has one.
     pub fn health_record(&self) -> Option<CardHealth> {
-        current(self.dir.as_ref()?, self.card)
+        current(self.dir.as_ref()?, self.physical)
     }
 
     /// Records `rec` as this user's health record of the leased card (replacing an older one). Only
@@ -195,12 +195,13 @@ impl DeviceLease {
     pub fn remember_health(&self, rec: &CardHealth) -> Result<(), LeaseError> {
         let dir = self.lock_dir_fd()?;
         let uid = rustix::process::geteuid().as_raw();
-        let name = health_file_name(self.card, uid);
+        let name = health_file_name(self.physical, uid);
         let bytes = serde_json::to_vec_pretty(rec).map_err(|e| self.io(std::io::Error::other(e)))?;
         let dir_path = self.path.parent().unwrap_or(&self.path);
         replace_file(dir, dir_path, &name, &bytes).map_err(|e| self.io(e))?;
         tracing::debug!(
             card = self.card,
+            physical = self.physical,
             status = rec.status.name(),
             "card health recorded"
         );
@@ -214,13 +215,13 @@ impl DeviceLease {
     pub fn clear_health(&self, run_id: &str, reason: &str) -> Result<(), LeaseError> {
         let dir = self.lock_dir_fd()?;
         let uid = rustix::process::geteuid().as_raw();
-        let name = health_file_name(self.card, uid);
+        let name = health_file_name(self.physical, uid);
         match unlinkat(dir, name.as_str(), AtFlags::empty()) {
             Ok(()) | Err(Errno::NOENT) => {}
             Err(e) => return Err(self.io(e.into())),
         }
-        if current(dir, self.card).is_some_and(|r| r.is_quarantined() || r.needs_service()) {
-            let rec = CardHealth::now(self.card, HealthStatus::Cleared, run_id, reason);
+        if current(dir, self.physical).is_some_and(|r| r.is_quarantined() || r.needs_service()) {
+            let rec = CardHealth::now(self.physical, HealthStatus::Cleared, run_id, reason);
             self.remember_health(&rec)?;
         }
         Ok(())
@@ -236,9 +237,10 @@ impl DeviceLease {
 
     fn io(&self, source: std::io::Error) -> LeaseError {
         LeaseError::Io {
-            path: self
-                .path
-                .with_file_name(health_file_name(self.card, rustix::process::geteuid().as_raw())),
+            path: self.path.with_file_name(health_file_name(
+                self.physical,
+                rustix::process::geteuid().as_raw(),
+            )),
             source,
         }
     }

@@ -30,7 +30,7 @@ pub fn remember(
         .iter()
         .filter_map(|r| serde_json::to_value(r).ok())
         .collect();
-    let rec = CardHealth::now(lease.card(), status, run_id, reason).with_events(events);
+    let rec = CardHealth::now(lease.physical(), status, run_id, reason).with_events(events);
     if let Err(e) = lease.remember_health(&rec) {
         tracing::warn!(
             device = lease.card(),
