@@ -157,6 +157,7 @@ impl Sim {
                 library: None,
             },
             devices: (0..u32::try_from(self.cards).unwrap()).collect(),
+            devices_physical: std::collections::BTreeMap::new(),
             run_id: "r1".into(),
             started_at: "2024-01-01T00:00:00.000Z".into(),
         };
