@@ -72,6 +72,8 @@ impl Strikes {
 pub struct CardSeed {
     /// Its number.
     pub device: DeviceId,
+    /// Its physical id (the key of its lock and health record; `cargo xtask cards` lists it).
+    pub physical: u32,
     /// Its health record beside its lock, if it has one (read when the run took the card).
     pub health: Option<CardHealth>,
 }
@@ -83,6 +85,8 @@ pub struct Card {
     pub device: DeviceId,
     /// Its lane (starting or alive), if it has one.
     pub lane: Option<LaneId>,
+    /// Its physical id.
+    pub physical: u32,
     /// Whether it is out of the run.
     pub quarantined: bool,
     /// Why the next lane started on it is a fresh process (an unclean exit, a poison-sink
@@ -107,6 +111,7 @@ impl Card {
     pub fn new(seed: CardSeed) -> Self {
         Self {
             device: seed.device,
+            physical: seed.physical,
             lane: None,
             quarantined: false,
             replacement: None,

@@ -74,8 +74,8 @@ impl DispatchState {
     pub(super) fn start_preflights(&mut self) {
         for card in 0..self.cards.len() {
             if let Some(rec) = self.cards[card].serviced.take() {
-                let device = self.cards[card].device;
-                let reason = policy::quarantine::still_needs_service(device, &rec.to_string());
+                let (device, physical) = (self.cards[card].device, self.cards[card].physical);
+                let reason = policy::quarantine::still_needs_service(device, physical, &rec.to_string());
                 self.take_out(card, RunnerEventKind::QuarantinedAtStart, &reason, Blamed::Host);
                 continue;
             }
@@ -149,8 +149,8 @@ impl DispatchState {
         if self.cards[card].quarantined {
             return;
         }
-        let device = self.cards[card].device;
-        let reason = policy::quarantine::hardware_fault(device, code, case);
+        let (device, physical) = (self.cards[card].device, self.cards[card].physical);
+        let reason = policy::quarantine::hardware_fault(device, physical, code, case);
         self.take_out(card, RunnerEventKind::Quarantined, &reason, Blamed::Service);
         if let Some(lane) = self.cards[card].lane {
             self.close_lane(lane);

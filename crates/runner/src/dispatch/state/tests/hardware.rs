@@ -63,7 +63,7 @@ fn a_card_that_needs_service_gets_no_work_and_no_preflight() {
     ]);
     let reason = sim.report().devices_health["0"][0].detail().to_owned();
     assert!(
-        reason.starts_with("needs service: card 0's health record says needs_service at "),
+        reason.starts_with("needs service: card 0 has a health record that says needs_service at "),
         "{reason}"
     );
 }

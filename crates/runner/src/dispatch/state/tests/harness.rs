@@ -114,6 +114,7 @@ impl Sim {
         let seeds = (0..cards)
             .map(|c| CardSeed {
                 device: u32::try_from(c).unwrap(),
+                physical: u32::try_from(c).unwrap(),
                 health: records.iter().find(|(rc, _)| *rc == c).map(|&(_, status)| {
                     CardHealth::now(u32::try_from(c).unwrap(), status, "r0", "an earlier fault")
                 }),
