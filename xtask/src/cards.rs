@@ -1,4 +1,4 @@
-//! `cargo xtask cards [--platform sim|onboard] [--arch a5|a2a3] [--json]`: every card of the host,
+//! `cargo xtask cards [--platform sim|onboard] [--arch a5|a2a3] [--json] [--clear N]`: every card of the host,
 //! free or held (uid, pid, host, since, run), its last health record (quarantined or cleared, when,
 //! by which run, why) and whether the next run preflights it; then the runs waiting in the card
 //! queue, in arrival order.
@@ -10,9 +10,14 @@
 //! (`platform_common::lease::survey`) takes no card's lock: a run starting meanwhile is never
 //! refused because of it.
 //!
+//! `--clear N` is the operator's word that card N was serviced: it takes the card's lease (never
+//! waiting: a card held by a run is an error) and clears the card's health record (a
+//! `needs_service` one, which no run clears by itself, or a quarantine), then shows the survey.
+//!
 //! This file owns the command line and the rendering (a table, or one JSON document with
-//! `--json`). It never changes a lock, a holder record or a health record. Exit status: 0, or 2
-//! with a one-line error when the lock dir cannot be read.
+//! `--json`). Apart from `--clear`, it never changes a lock, a holder record or a health record.
+//! Exit status: 0, or 2 with a one-line error when the lock dir cannot be read or the card to
+//! clear is held or out of range.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -22,6 +27,7 @@ use cardguard_report::Platform;
 use platform_common::lease::{survey, CardSurvey, HeldBy, LeaseConfig, LockDirSurvey};
 use platform_common::message::error_chain;
 use platform_common::Arch;
+use platform_common::DeviceLease;
 use serde_json::{json, Value};
 
 use crate::onboard::build_suite;
@@ -47,6 +53,9 @@ pub struct Args {
     /// One JSON document instead of the table.
     #[arg(long)]
     json: bool,
+    /// Clear card N's health record (the card was serviced), then show the survey.
+    #[arg(long, value_name = "N")]
+    clear: Option<u32>,
 }
 
 fn parse_arch(s: &str) -> Result<Arch, String> {
@@ -57,6 +66,10 @@ fn parse_arch(s: &str) -> Result<Arch, String> {
 pub fn run(args: Args) -> ExitCode {
     let surveyed = build_suite(false).and_then(|exe| {
         let (platform, leases, cards) = platform_info(&exe, args.platform, args.arch)?;
+        if let Some(card) = args.clear {
+            let said = clear(&leases, cards, card)?;
+            eprintln!("card {card}: health record cleared (it said: {said})");
+        }
         let s = survey(&leases, cards).map_err(|e| error_chain(&e))?;
         Ok((platform, s))
     });
@@ -118,6 +131,29 @@ fn parse_platform_info(text: &str) -> Result<(Platform, LeaseConfig, u32), Strin
     ))
 }
 
+/// Clears card `card`'s health record in the lock dir of `leases` (of `cards` cards) under the
+/// card's lease. Returns what the record said.
+pub fn clear(leases: &LeaseConfig, cards: u32, card: u32) -> Result<String, String> {
+    if card >= cards {
+        return Err(format!(
+            "--clear {card}: no such card (this host has cards 0 to {})",
+            cards.saturating_sub(1)
+        ));
+    }
+    let lease = DeviceLease::try_acquire(leases, card, "cards-clear")
+        .map_err(|e| format!("--clear {card}: {}", error_chain(&e)))?;
+    let said = lease
+        .health_record()
+        .map_or_else(|| "nothing".to_owned(), |r| r.to_string());
+    lease
+        .clear_health(
+            "cards-clear",
+            "cleared by an operator (cargo xtask cards --clear)",
+        )
+        .map_err(|e| format!("--clear {card}: {}", error_chain(&e)))?;
+    Ok(said)
+}
+
 /// Whether the next run that leases the card preflights it first.
 fn quarantined(c: &CardSurvey) -> bool {
     c.health.as_ref().is_some_and(|h| h.is_quarantined())
@@ -148,6 +184,8 @@ pub fn table(platform: Platform, s: &LockDirSurvey) -> String {
                     .map_or_else(|| "-".to_owned(), ToString::to_string),
                 if quarantined(c) {
                     "yes (preflight next)"
+                } else if c.health.as_ref().is_some_and(|h| h.needs_service()) {
+                    "needs service (--clear N once serviced)"
                 } else {
                     "no"
                 }
@@ -218,6 +256,7 @@ pub fn to_json(platform: Platform, s: &LockDirSurvey) -> Value {
                     "events": h.events,
                 })),
                 "quarantined": quarantined(c),
+                "needs_service": c.health.as_ref().is_some_and(|h| h.needs_service()),
             })
         })
         .collect();
@@ -253,7 +292,6 @@ pub fn to_json(platform: Platform, s: &LockDirSurvey) -> Value {
 mod tests {
     use super::*;
     use platform_common::lease::{CardHealth, HealthStatus};
-    use platform_common::DeviceLease;
 
     /// The suite binary's answer for simulated cards follows the variables a run reads.
     #[test]
@@ -361,5 +399,33 @@ mod tests {
         drop(held);
         let s = survey(&cfg, 3).unwrap();
         assert!(s.cards[1].held.is_none(), "released: free again");
+    }
+
+    #[test]
+    fn clear_removes_a_needs_service_record_and_refuses_a_held_card() {
+        let tmp = tempfile::tempdir().unwrap();
+        let cfg = LeaseConfig {
+            dir: tmp.path().join("locks"),
+        };
+        {
+            let lease = DeviceLease::try_acquire(&cfg, 1, "run-ecc").unwrap();
+            let rec = CardHealth::now(1, HealthStatus::NeedsService, "run-ecc", "needs service: 507054");
+            lease.remember_health(&rec).unwrap();
+        }
+        let s = survey(&cfg, 2).unwrap();
+        assert!(table(Platform::Sim, &s).contains("needs service (--clear N once serviced)"));
+        assert_eq!(to_json(Platform::Sim, &s)["cards"][1]["needs_service"], true);
+
+        let held = DeviceLease::try_acquire(&cfg, 1, "run-now").unwrap();
+        let err = clear(&cfg, 2, 1).unwrap_err();
+        assert!(err.starts_with("--clear 1: "), "{err}");
+        drop(held);
+        let err = clear(&cfg, 2, 5).unwrap_err();
+        assert!(err.contains("no such card"), "{err}");
+
+        let said = clear(&cfg, 2, 1).unwrap();
+        assert!(said.starts_with("needs_service at "), "{said}");
+        let s = survey(&cfg, 2).unwrap();
+        assert!(s.cards[1].health.is_none(), "{:?}", s.cards[1].health);
     }
 }

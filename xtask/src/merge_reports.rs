@@ -72,6 +72,7 @@ mod tests {
                 library: None,
             },
             devices: vec![0],
+            devices_physical: std::collections::BTreeMap::new(),
             run_id: run_id.into(),
             started_at: "2024-05-01T12:00:00.000Z".into(),
         });

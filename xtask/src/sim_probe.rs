@@ -330,6 +330,6 @@ mod tests {
             DriverCall::HalResMap,
             platform_common::error::codes::HAL_RES_MAP_REFUSED,
         );
-        assert_eq!(show(&e), "halResMap rc=62 (HAL_RES_MAP_REFUSED)");
+        assert_eq!(show(&e), "halResMap rc=62 (DRV_ERROR_NO_PROCESS)");
     }
 }

@@ -132,7 +132,8 @@ pub trait Driver: Send + Sync + fmt::Debug {
     /// `aclrtCreateStream`.
     fn create_stream(&self) -> DriverResult<Stream>;
 
-    /// `aclrtDestroyStream`. Fails with 507901 when the stream still has pending work.
+    /// `aclrtDestroyStream`. Fails with 507004 (`ACL_ERROR_RT_STREAM_NOT_COMPLETE`) when the stream
+    /// still has pending work.
     fn destroy_stream(&self, stream: Stream) -> DriverResult<()>;
 
     /// `aclrtSynchronizeStreamWithTimeout`.

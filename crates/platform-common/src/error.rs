@@ -1,27 +1,16 @@
-//! Typed driver errors, the table of every code cardguard meets, and failure classification.
+//! Typed driver errors, the raw code a driver call returns, and failure classification.
 //!
-//! This module owns the meaning of raw codes. It never inspects message text: a failure's class
-//! follows from the error's type and its code alone ([`FailureClass`]).
+//! This module owns the meaning of raw codes (their rows live in [`crate::code_table`]). It never
+//! inspects message text: a failure's class follows from the error's type and its code alone
+//! ([`CodeClass`] for what the code says about the card, [`FailureClass`] for what the attempt
+//! was).
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
 use crate::call::DriverCall;
-
-/// Which numbering a raw code belongs to: the ACL/runtime space (`aclError`, `rtError_t`), the
-/// HAL driver space (`drvError_t`, e.g. `halResMap` rc 62), or cardguard's own loader space (a
-/// CANN symbol that could not be resolved at call time, [`codes::LOADER_SYMBOL_MISSING`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CodeSpace {
-    /// `aclError` / `rtError_t` codes (1xxxxx, 2xxxxx, 5xxxxx).
-    Acl,
-    /// HAL (`drvError_t`) return codes.
-    Hal,
-    /// cardguard's `acl` loader: the call never reached the library (its symbol is absent).
-    Loader,
-}
+pub use crate::code_table::{lookup, CodeClass, CodeInfo, CodeSource, CodeSpace, CODE_TABLE};
 
 /// A raw code as a driver call returned it. `Copy`; names and hints are looked up only when shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -59,7 +48,28 @@ impl Code {
 
     /// The table entry for this code, when cardguard knows it.
     pub fn info(self) -> Option<&'static CodeInfo> {
-        CODE_TABLE.iter().find(|c| c.code == self)
+        lookup(self.space, self.raw)
+    }
+
+    /// What the code says about the card: its row's class, else by range (an ACL 1xxxxx is
+    /// usage, 2xxxxx resource, anything else a driver returns a device fault; a loader code is
+    /// the harness's). A code outside the table is never hardware: only the codes the table names
+    /// quarantine a card.
+    pub fn class(self) -> CodeClass {
+        if let Some(info) = self.info() {
+            return info.class;
+        }
+        match self.space {
+            CodeSpace::Acl if (100_000..200_000).contains(&self.raw) => CodeClass::Usage,
+            CodeSpace::Acl if (200_000..300_000).contains(&self.raw) => CodeClass::Resource,
+            CodeSpace::Acl | CodeSpace::Hal => CodeClass::Device,
+            CodeSpace::Loader => CodeClass::Harness,
+        }
+    }
+
+    /// Whether the code says the card needs service ([`CodeClass::Hardware`]).
+    pub fn is_hardware(self) -> bool {
+        self.class() == CodeClass::Hardware
     }
 
     /// The symbolic name, or `UNKNOWN` for a code outside the table.
@@ -111,142 +121,29 @@ pub mod codes {
     pub const RT_STREAM_SYNC_TIMEOUT: Code = Code::acl(507046);
     /// `ACL_ERROR_RT_DRV_INTERNAL_ERROR`: malloc / stream creation on a sticky context.
     pub const RT_DRV_INTERNAL_ERROR: Code = Code::acl(507899);
-    /// `ACL_ERROR_RT_SOCKET_CLOSE`: destroying a stream that still has pending work.
+    /// `ACL_ERROR_RT_SOCKET_CLOSE`: the hdc channel to the card disconnected (hardware).
     pub const RT_SOCKET_CLOSE: Code = Code::acl(507901);
-    /// HAL rc 62: `halResMap` refused on a sticky context (a5 register mapping).
-    pub const HAL_RES_MAP_REFUSED: Code = Code::hal(62);
+    /// `ACL_ERROR_RT_STREAM_NOT_COMPLETE`: destroying a stream that still has pending work.
+    pub const RT_STREAM_NOT_COMPLETE: Code = Code::acl(507004);
+    /// `ACL_ERROR_RT_LOST_HEARTBEAT` (hardware).
+    pub const RT_LOST_HEARTBEAT: Code = Code::acl(507010);
+    /// `ACL_ERROR_RT_DEVICE_MEM_ERROR` (hardware).
+    pub const RT_DEVICE_MEM_ERROR: Code = Code::acl(507053);
+    /// `ACL_ERROR_RT_HBM_MULTI_BIT_ECC_ERROR` (hardware).
+    pub const RT_HBM_MULTI_BIT_ECC_ERROR: Code = Code::acl(507054);
+    /// `ACL_ERROR_RT_LINK_ERROR` (hardware).
+    pub const RT_LINK_ERROR: Code = Code::acl(507056);
+    /// HAL rc 62, `DRV_ERROR_NO_PROCESS`: what `halResMap` returns on a sticky context (a5
+    /// register mapping).
+    pub const DRV_ERROR_NO_PROCESS: Code = Code::hal(62);
+    /// The name cardguard gave HAL rc 62 before it followed the real one
+    /// ([`DRV_ERROR_NO_PROCESS`]).
+    pub const HAL_RES_MAP_REFUSED: Code = DRV_ERROR_NO_PROCESS;
     /// The `acl` driver's library lacks the call's symbol (the call's name is the symbol).
     pub const LOADER_SYMBOL_MISSING: Code = Code::loader(1);
     /// The `acl` driver could not read a kernel blob's file to register it.
     pub const LOADER_BLOB_UNREADABLE: Code = Code::loader(2);
 }
-
-/// One row of the code table.
-#[derive(Debug)]
-pub struct CodeInfo {
-    /// The code.
-    pub code: Code,
-    /// Symbolic name as CANN spells it.
-    pub name: &'static str,
-    /// What the code means where cardguard meets it.
-    pub meaning: &'static str,
-    /// What an operator should do.
-    pub hint: &'static str,
-}
-
-/// Every code in the seed investigation and in DESIGN section 4.
-pub static CODE_TABLE: &[CodeInfo] = &[
-    CodeInfo {
-        code: codes::INVALID_PARAM,
-        name: "ACL_ERROR_INVALID_PARAM",
-        meaning: "a parameter of the call is invalid",
-        hint: "a caller bug or bad input; not a device fault",
-    },
-    CodeInfo {
-        code: codes::REPEAT_INITIALIZE,
-        name: "ACL_ERROR_REPEAT_INITIALIZE",
-        meaning: "aclInit was already called in this process",
-        hint: "harmless; callers treat it as success",
-    },
-    CodeInfo {
-        code: codes::INVALID_DEVICEID,
-        name: "ACL_ERROR_RT_INVALID_DEVICEID",
-        meaning: "no such device id",
-        hint: "check --devices against the cards this host has",
-    },
-    CodeInfo {
-        code: codes::RT_CONTEXT_NULL,
-        name: "ACL_ERROR_RT_CONTEXT_NULL",
-        meaning: "no current context: the call came before aclrtSetDevice",
-        hint: "a caller bug: set the device first",
-    },
-    CodeInfo {
-        code: codes::RT_MEMORY_ALLOCATION,
-        name: "ACL_ERROR_RT_MEMORY_ALLOCATION",
-        meaning: "kernel launch failed (rtKernelLaunchWithHandleV2); the context is now sticky-errored",
-        hint: "usually transient: the runner force-resets the card and retries the case",
-    },
-    CodeInfo {
-        code: codes::RT_INTERNAL_ERROR,
-        name: "ACL_ERROR_RT_INTERNAL_ERROR",
-        meaning:
-            "runtime internal error; on a5 the op-timeout reaped by STARS, seen at the AICPU stream sync",
-        hint: "the context is sticky: force-reset the card (the runner does) or use a fresh process",
-    },
-    CodeInfo {
-        code: codes::RT_CONTEXT_RELEASE_ERROR,
-        name: "ACL_ERROR_RT_CONTEXT_RELEASE_ERROR",
-        meaning: "the context could not be released cleanly",
-        hint: "a teardown on a faulted card; force-reset the card",
-    },
-    CodeInfo {
-        code: codes::RT_DEV_SETUP_ERROR,
-        name: "ACL_ERROR_RT_DEV_SETUP_ERROR",
-        meaning: "the device could not be set up (opened)",
-        hint: "the card is broken or absent: quarantine it and use another card",
-    },
-    CodeInfo {
-        code: codes::RT_AICORE_TIMEOUT,
-        name: "ACL_ERROR_RT_AICORE_TIMEOUT",
-        meaning: "an AICore task exceeded its execution time",
-        hint: "a hung kernel; the context is sticky: force-reset the card",
-    },
-    CodeInfo {
-        code: codes::RT_AICORE_EXCEPTION,
-        name: "ACL_ERROR_RT_AICORE_EXCEPTION",
-        meaning: "AICore exception; on a2a3 the bounded device drain of a poisoned context",
-        hint: "the context is sticky: force-reset the card",
-    },
-    CodeInfo {
-        code: codes::RT_AICPU_TIMEOUT,
-        name: "ACL_ERROR_RT_AICPU_TIMEOUT",
-        meaning: "an AICPU task exceeded its execution time",
-        hint: "the context is sticky: force-reset the card",
-    },
-    CodeInfo {
-        code: codes::RT_AICPU_EXCEPTION,
-        name: "ACL_ERROR_RT_AICPU_EXCEPTION",
-        meaning: "AICPU exception; on a2a3 the op-timeout, and any sync of an error-state stream",
-        hint: "the context is sticky: force-reset the card; never sync an error-state stream in teardown",
-    },
-    CodeInfo {
-        code: codes::RT_STREAM_SYNC_TIMEOUT,
-        name: "ACL_ERROR_RT_STREAM_SYNC_TIMEOUT",
-        meaning: "stream sync timed out; on a5 the bounded device drain of a poisoned context",
-        hint: "the drain is never trusted: the runner marks the card unusable and force-resets it",
-    },
-    CodeInfo {
-        code: codes::RT_DRV_INTERNAL_ERROR,
-        name: "ACL_ERROR_RT_DRV_INTERNAL_ERROR",
-        meaning: "driver internal error; malloc or stream creation on a sticky-errored context (the cascade)",
-        hint: "an earlier fault poisoned this process's context: force-reset the card or use a fresh process",
-    },
-    CodeInfo {
-        code: codes::RT_SOCKET_CLOSE,
-        name: "ACL_ERROR_RT_SOCKET_CLOSE",
-        meaning: "hdc disconnect; destroying a stream that still has pending work",
-        hint: "teardown on a faulted card; abandon handles and force-reset",
-    },
-    CodeInfo {
-        code: codes::HAL_RES_MAP_REFUSED,
-        name: "HAL_RES_MAP_REFUSED",
-        meaning:
-            "halResMap refused the register mapping (rc 62); on a5 the first call to meet a sticky context",
-        hint: "an earlier fault poisoned this process's context: force-reset the card or use a fresh process",
-    },
-    CodeInfo {
-        code: codes::LOADER_SYMBOL_MISSING,
-        name: "CG_LOADER_SYMBOL_MISSING",
-        meaning: "the loaded CANN libraries do not export the call's symbol; the call never ran",
-        hint: "point ONBOARD_ACL_LIB or ASCEND_HOME_PATH at a CANN install that has it",
-    },
-    CodeInfo {
-        code: codes::LOADER_BLOB_UNREADABLE,
-        name: "CG_LOADER_BLOB_UNREADABLE",
-        meaning: "the kernel blob's file could not be read for registration; the call never ran",
-        hint: "rebuild the kernels (cargo xtask build-kernels) and check the blob directory",
-    },
-];
 
 /// The failure classes the runner acts on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -295,18 +192,15 @@ impl DriverError {
     }
 }
 
-/// Classifies a raw driver code. Parameter errors are usage; everything else a driver returns is a
-/// device-runtime failure (the context may be poisoned, so the runner treats it as such).
+/// Classifies a raw driver code into the class of the attempt it ends, from its [`CodeClass`]:
+/// usage is usage; resource, device and hardware are device-runtime failures (retried; a hardware
+/// code also quarantines its card, which the dispatcher reads from the code); the harness's codes
+/// are infrastructure.
 pub fn classify_code(code: Code) -> FailureClass {
-    match code.space {
-        CodeSpace::Acl if code == codes::INVALID_PARAM || code == codes::INVALID_DEVICEID => {
-            FailureClass::Usage
-        }
-        // 1xxxxx other than the above: ACL-level misuse (uninitialised, repeat init...).
-        CodeSpace::Acl if (100000..200000).contains(&code.raw) => FailureClass::Usage,
-        CodeSpace::Acl | CodeSpace::Hal => FailureClass::DeviceRuntime,
-        // The harness could not reach the driver: no device was involved.
-        CodeSpace::Loader => FailureClass::Infrastructure,
+    match code.class() {
+        CodeClass::Usage => FailureClass::Usage,
+        CodeClass::Resource | CodeClass::Device | CodeClass::Hardware => FailureClass::DeviceRuntime,
+        CodeClass::Harness => FailureClass::Infrastructure,
     }
 }
 
@@ -321,14 +215,15 @@ mod tests {
         ] {
             assert!(Code::acl(raw).info().is_some(), "no table row for {raw}");
         }
-        assert_eq!(Code::hal(62).name(), "HAL_RES_MAP_REFUSED");
+        assert_eq!(Code::hal(62).name(), "DRV_ERROR_NO_PROCESS");
     }
 
     #[test]
     fn table_has_no_duplicates() {
         for (i, a) in CODE_TABLE.iter().enumerate() {
             for b in &CODE_TABLE[i + 1..] {
-                assert_ne!(a.code, b.code, "{} twice", a.name);
+                assert_ne!((a.space, a.raw), (b.space, b.raw), "{} twice", a.name);
+                assert_ne!(a.name, b.name, "{} twice", a.name);
             }
         }
     }
@@ -345,6 +240,9 @@ mod tests {
         );
         assert_eq!(classify_code(codes::INVALID_PARAM), FailureClass::Usage);
         assert_eq!(classify_code(Code::acl(999_999)), FailureClass::DeviceRuntime);
+        assert_eq!(classify_code(Code::acl(107_999)), FailureClass::Usage);
+        assert_eq!(Code::acl(207_999).class(), CodeClass::Resource);
+        assert_eq!(Code::acl(599_999).class(), CodeClass::Device);
         assert_eq!(
             classify_code(codes::LOADER_SYMBOL_MISSING),
             FailureClass::Infrastructure
@@ -359,11 +257,37 @@ mod tests {
             "aclrtMalloc failed: 507899 (ACL_ERROR_RT_DRV_INTERNAL_ERROR)"
         );
         let e = DriverError::new(DriverCall::HalResMap, codes::HAL_RES_MAP_REFUSED);
-        assert_eq!(e.to_string(), "halResMap failed: rc=62 (HAL_RES_MAP_REFUSED)");
+        assert_eq!(e.to_string(), "halResMap failed: rc=62 (DRV_ERROR_NO_PROCESS)");
         let e = DriverError::new(DriverCall::ResetDeviceForce, codes::LOADER_SYMBOL_MISSING);
         assert_eq!(
             e.to_string(),
             "aclrtResetDeviceForce failed: loader error 1 (CG_LOADER_SYMBOL_MISSING)"
         );
+    }
+
+    #[test]
+    fn the_issue_names_each_class_by_its_codes() {
+        for raw in [507054, 507053, 507010, 507056, 507901] {
+            assert_eq!(Code::acl(raw).class(), CodeClass::Hardware, "{raw}");
+            assert!(Code::acl(raw).is_hardware());
+            assert_eq!(classify_code(Code::acl(raw)), FailureClass::DeviceRuntime);
+        }
+        for raw in [107019, 107020, 107022, 107023, 107035, 507000, 507018, 507899] {
+            assert_eq!(Code::acl(raw).class(), CodeClass::Device, "{raw}");
+        }
+        assert_eq!(codes::RT_MEMORY_ALLOCATION.class(), CodeClass::Resource);
+        assert_eq!(
+            classify_code(codes::RT_MEMORY_ALLOCATION),
+            FailureClass::DeviceRuntime
+        );
+        for raw in [107000, 107001, 107002, 100000] {
+            assert_eq!(Code::acl(raw).class(), CodeClass::Usage, "{raw}");
+        }
+        assert_eq!(codes::DRV_ERROR_NO_PROCESS.class(), CodeClass::Device);
+        // Only rows of the table are hardware; no range guess ever quarantines a card.
+        assert!(CODE_TABLE
+            .iter()
+            .filter(|r| r.class == CodeClass::Hardware)
+            .all(|r| r.source == CodeSource::RtErrorCodes));
     }
 }

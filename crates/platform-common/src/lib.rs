@@ -29,6 +29,7 @@
 
 pub mod arch;
 mod call;
+pub mod code_table;
 mod device_id;
 pub mod driver;
 pub mod drivers;

@@ -62,7 +62,7 @@ pub enum VisibleError {
 
 impl VisibleDevices {
     /// Logical ids are physical ids (the variable unset).
-    pub fn identity() -> Self {
+    pub const fn identity() -> Self {
         Self { map: None }
     }
 

@@ -150,6 +150,32 @@ fn launch_fail_returns_its_code_and_poisons() {
 }
 
 #[test]
+fn any_real_code_can_be_raised_at_a_launch_or_at_its_sync() {
+    let m = Machine::with_plan(Arch::A5, "dev=0:launch_fail@1=507054;dev=1:sync_fail@2=507056");
+    let drv = m.driver();
+    let s = Session::init(&drv, 0).unwrap();
+    let noop = Session::register(&drv, "noop").unwrap();
+    let e = s.run(&drv, noop, 1, &[], LaunchOrigin::Case).unwrap_err();
+    assert_eq!(
+        e,
+        err(DriverCall::LaunchAicore, codes::RT_HBM_MULTI_BIT_ECC_ERROR)
+    );
+    assert!(e.code.is_hardware());
+    assert_eq!(drv.sticky_error(0), Some(codes::RT_HBM_MULTI_BIT_ECC_ERROR));
+
+    let drv = m.driver();
+    let s = Session::init(&drv, 1).unwrap();
+    let noop = Session::register(&drv, "noop").unwrap();
+    s.run(&drv, noop, 1, &[], LaunchOrigin::Case).unwrap();
+    // The second case launch is queued; its sync reports the link error and poisons.
+    s.launch(&drv, noop, 1, &[], LaunchOrigin::Case).unwrap();
+    let e = drv.synchronize_stream_with_timeout(s.aicore, 400).unwrap_err();
+    assert_eq!(e.code, codes::RT_LINK_ERROR);
+    assert!(e.code.is_hardware());
+    assert_eq!(drv.sticky_error(1), Some(codes::RT_LINK_ERROR));
+}
+
+#[test]
 fn corrupt_perturbs_the_first_output_only_at_its_launch() {
     let m = Machine::with_plan(Arch::A5, "dev=1:corrupt@2");
     let drv = m.driver();

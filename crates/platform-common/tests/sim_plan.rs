@@ -21,6 +21,11 @@ fn every_rule_parses_and_round_trips() {
                 code: Some(507899),
             },
         ),
+        (
+            "dev=2:sync_fail@4=507054",
+            CardSel::One(2),
+            Fault::SyncFail { at: 4, code: 507054 },
+        ),
         ("dev=2:op_timeout@2", CardSel::One(2), Fault::OpTimeout { at: 2 }),
         ("dev=3:corrupt@4", CardSel::One(3), Fault::Corrupt { at: 4 }),
         ("dev=4:crash@1", CardSel::One(4), Fault::Crash { at: 1 }),

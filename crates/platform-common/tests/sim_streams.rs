@@ -1,6 +1,6 @@
 //! Stream and device-drain rules: the first sync after a failure reports the op's code; a sync of a
 //! stream already in error state blocks until its timeout and fails 507018; destroying a stream
-//! with pending work fails 507901, an error-state stream without pending work is destroyed; the
+//! with pending work fails 507004, an error-state stream without pending work is destroyed; the
 //! bounded drain waits on a healthy context, errors per arch on a poisoned one, or lies under
 //! `drain=false_negative`.
 
@@ -81,7 +81,7 @@ fn the_aicpu_task_fails_with_its_aicore_work_and_its_stream_enters_error_state()
 }
 
 #[test]
-fn destroying_a_stream_with_pending_work_fails_507901() {
+fn destroying_a_stream_with_pending_work_fails_507004() {
     let m = Machine::new(Arch::A5);
     let drv = m.driver();
     let s = Session::init(&drv, 0).unwrap();
@@ -92,7 +92,7 @@ fn destroying_a_stream_with_pending_work_fails_507901() {
         .unwrap();
     assert_eq!(
         drv.destroy_stream(s.aicore),
-        Err(err(DriverCall::DestroyStream, codes::RT_SOCKET_CLOSE))
+        Err(err(DriverCall::DestroyStream, codes::RT_STREAM_NOT_COMPLETE))
     );
     // A healthy sync that runs out of time is a sync timeout, and leaves no error state behind.
     assert_eq!(

@@ -155,6 +155,15 @@ pub fn merge(sources: &[MergeSource]) -> Result<RunReport, ReportError> {
         platform: first.report.platform,
         driver: first.report.driver.clone(),
         devices: devices.into_iter().collect(),
+        devices_physical: sources
+            .iter()
+            .flat_map(|s| {
+                s.report
+                    .devices_physical
+                    .iter()
+                    .map(|(k, v)| (format!("{}/{k}", s.report.run_id), *v))
+            })
+            .collect(),
         run_id: partitions
             .iter()
             .map(|p| p.run_id.as_str())

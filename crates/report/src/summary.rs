@@ -217,6 +217,10 @@ pub fn render_summary(report: &RunReport) -> String {
     for key in card_keys(report) {
         let records = &report.devices_health[key];
         let story = health_story(records);
+        let key = &match report.devices_physical.get(key.as_str()) {
+            Some(p) => format!("{key} (physical {p})"),
+            None => key.to_string(),
+        };
         if story.is_empty() {
             let _ = writeln!(out, "  card {key}: no faults");
         }

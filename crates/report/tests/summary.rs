@@ -60,3 +60,19 @@ fn passing_run_summary_says_pass_and_no_faults() {
         "{text}"
     );
 }
+
+/// Under `ASCEND_RT_VISIBLE_DEVICES` a card's number is not its physical id: the summary and
+/// `report.json` show both.
+#[test]
+fn a_card_seen_under_another_number_is_shown_with_its_physical_id() {
+    let mut report = report_fixture::report();
+    assert!(!serde_json::to_string(&report)
+        .unwrap()
+        .contains("devices_physical"));
+    report.devices_physical.insert("1".to_owned(), 5);
+    let text = render_summary(&report);
+    assert!(text.contains("\n  card 1 (physical 5): "), "{text}");
+    assert!(text.contains("\n  card 0: "), "{text}");
+    let json: serde_json::Value = serde_json::to_value(&report).unwrap();
+    assert_eq!(json["devices_physical"]["1"], 5);
+}

@@ -13,6 +13,8 @@ use std::ffi::OsString;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+use platform_common::visible::VisibleDevices;
 use std::time::SystemTime;
 
 use platform_common::Arch;
@@ -234,6 +236,9 @@ fn dispatch_main(cli: &Cli, suite: &Suite, foreign: Option<&ForeignLanes>) -> Re
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let env = |var: &str| std::env::var_os(var);
     let config = config::load(cli, &env, &cwd).map_err(|e| error_chain(&e))?;
+    // `--devices` names the cards as this process sees them; every host-wide thing about a card
+    // (its lease, lock file, health record, place in the queue) is its physical id's.
+    let visible = VisibleDevices::from_env().map_err(|e| e.to_string())?;
     if cli.show_config {
         output::out(config::render_show_config(&config, suite, cli.arch));
         return Ok(ExitCode::SUCCESS);
@@ -315,6 +320,7 @@ fn dispatch_main(cli: &Cli, suite: &Suite, foreign: Option<&ForeignLanes>) -> Re
         run_id: &run_id,
         wait: s.wait_for_cards.value,
         live: !s.no_progress.value && std::io::stderr().is_terminal(),
+        visible: &visible,
     };
     let leases = match dispatch::take_cards(&request) {
         Ok(l) => l,

@@ -110,6 +110,39 @@ fn every_bad_input_is_exit_2_and_one_line() {
         &[("ONBOARD_SIM_FAULTS", "dev=0:op_timeout@x")],
         "op_timeout@x",
     );
+    // A visible-device map that names a card twice, or a token that is no card number, is bad
+    // input naming the variable (acting on a guess would lease and reset the wrong card).
+    bad(
+        &sb,
+        &a5,
+        &[("ASCEND_RT_VISIBLE_DEVICES", "1,1")],
+        "ASCEND_RT_VISIBLE_DEVICES",
+    );
+    bad(
+        &sb,
+        &a5,
+        &[("ASCEND_RT_VISIBLE_DEVICES", "1,1")],
+        "names card 1 twice",
+    );
+    bad(
+        &sb,
+        &a5,
+        &[("ASCEND_RT_VISIBLE_DEVICES", "0,x")],
+        "ASCEND_RT_VISIBLE_DEVICES",
+    );
+    bad(
+        &sb,
+        &a5,
+        &[("ASCEND_RT_VISIBLE_DEVICES", "0,x")],
+        "\"x\" is not a card number",
+    );
+    // --devices beyond the map is bad input too.
+    bad(
+        &sb,
+        &with(&["--devices", "0,1"]),
+        &[("ASCEND_RT_VISIBLE_DEVICES", "3")],
+        "card 1 is not visible under ASCEND_RT_VISIBLE_DEVICES",
+    );
 }
 
 /// Item 8's inputs: timeouts under 1 ms, a leading `+` on any number, a bad plan in the

@@ -19,6 +19,7 @@ pub const MISMATCH_MESSAGE: &str = r#"golden mismatch at [3]: got <1.5> & expect
 
 pub fn info(run_id: &str, devices: Vec<u32>) -> RunInfo {
     RunInfo {
+        devices_physical: std::collections::BTreeMap::new(),
         arch: Arch::DEFAULT,
         platform: Platform::Sim,
         driver: DriverInfo {

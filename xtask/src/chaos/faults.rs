@@ -13,6 +13,8 @@ pub enum Form {
     At,
     /// `NAME@K` or `NAME@K=CODE`, the code one of [`LAUNCH_CODES`].
     AtCode,
+    /// `NAME@K=CODE`, the code one of [`HARDWARE_CODES`].
+    AtHardware,
     /// `NAME=K` with K drawn from one of the inclusive ranges, picked uniformly (list a range
     /// twice to draw from it twice as often).
     Count(&'static [(u64, u64)]),
@@ -25,7 +27,7 @@ pub enum Form {
 impl Form {
     /// Whether the fault fires at a case launch (two of these may not share a launch of a card).
     pub fn at_launch(self) -> bool {
-        matches!(self, Form::At | Form::AtCode)
+        matches!(self, Form::At | Form::AtCode | Form::AtHardware)
     }
 }
 
@@ -43,6 +45,9 @@ pub enum Effect {
     ResetAttempts,
     /// Every init on the card fails: the card is quarantined.
     Dead,
+    /// A hardware code: the case it hits gets a failed (device-class) attempt, retried on another
+    /// card, and its card is quarantined at once ("needs service").
+    Hardware,
     /// Slows every init of the card by K ms.
     InitDelay,
     /// Changes what the bounded drain says; the runner never trusts it anyway.
@@ -100,7 +105,12 @@ pub const FAULTS: &[FaultKind] = &[
     fault("probe_fail",       Form::Count(RESETS),           Effect::ResetAttempts, 1_000),
     fault("dead",             Form::Bare,                    Effect::Dead,          500),
     fault("init_delay_ms",    Form::Count(INIT_DELAYS),      Effect::InitDelay,     0),
+    fault("sync_fail",        Form::AtHardware,              Effect::Hardware,      500),
 ];
+
+/// The codes a drawn `sync_fail` carries: the card-level hardware faults of `rt_error_codes.h`
+/// (`platform_common::CodeClass::Hardware`).
+pub const HARDWARE_CODES: &[u32] = &[507054, 507053, 507010, 507056, 507901];
 
 /// The codes a drawn `launch_fail` carries (`None`: the default, 207001). Never a sticky-context
 /// code (507899, HAL rc 62): an attempt failing with one of those is what the checks call a
@@ -139,12 +149,26 @@ mod tests {
             "probe_fail",
             "dead",
             "init_delay_ms",
+            "sync_fail",
         ] {
             assert_eq!(FAULTS.iter().filter(|f| f.name == name).count(), 1, "{name}");
         }
         assert!(by_name("nope").is_none());
         assert!(by_name("stall").unwrap().form.at_launch());
         assert!(!by_name("dead").unwrap().form.at_launch());
+    }
+
+    #[test]
+    fn hardware_codes_are_the_tables_hardware_class() {
+        for &c in HARDWARE_CODES {
+            let code = platform_common::Code::acl(i32::try_from(c).unwrap());
+            assert!(code.is_hardware(), "{c}");
+        }
+        let table = platform_common::error::CODE_TABLE
+            .iter()
+            .filter(|r| r.class == platform_common::error::CodeClass::Hardware)
+            .count();
+        assert_eq!(table, HARDWARE_CODES.len(), "every hardware code is drawn");
     }
 
     #[test]

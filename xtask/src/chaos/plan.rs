@@ -13,7 +13,7 @@ use platform_common::Arch;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::faults::{Effect, FaultKind, Form, CASE_TIMEOUT_S, FAULTS, LAUNCH_CODES};
+use super::faults::{Effect, FaultKind, Form, CASE_TIMEOUT_S, FAULTS, HARDWARE_CODES, LAUNCH_CODES};
 
 /// One rule of a plan: `dev=<card>:<text>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,7 +100,7 @@ impl Plan {
             return; // a setting is given once per card
         }
         let anchor = card == self.anchor;
-        if anchor && kind.effect == Effect::Dead {
+        if anchor && matches!(kind.effect, Effect::Dead | Effect::Hardware) {
             return;
         }
         if anchor
@@ -119,16 +119,16 @@ impl Plan {
             .map(|r| r.value)
             .sum();
         let (value, text) = match kind.form {
-            Form::At | Form::AtCode => {
+            Form::At | Form::AtCode | Form::AtHardware => {
                 let k_max = 150 / u64::from(self.cards);
                 let k = rng.gen_range(1..=k_max);
                 if on_card.iter().any(|r| r.kind.form.at_launch() && r.value == k) {
                     return; // two launch faults may not share a launch of a card
                 }
-                let code = if kind.form == Form::AtCode {
-                    LAUNCH_CODES[rng.gen_range(0..LAUNCH_CODES.len())]
-                } else {
-                    None
+                let code = match kind.form {
+                    Form::AtCode => LAUNCH_CODES[rng.gen_range(0..LAUNCH_CODES.len())],
+                    Form::AtHardware => Some(HARDWARE_CODES[rng.gen_range(0..HARDWARE_CODES.len())]),
+                    _ => None,
                 };
                 match code {
                     Some(c) => (k, format!("{}@{k}={c}", kind.name)),
@@ -188,7 +188,8 @@ impl Plan {
     /// `--retries`: one per fault that can fail an attempt, one for a kill, and one to spare, so
     /// that even one case hit by every such fault of the plan cannot run out of attempts.
     pub fn retries(&self) -> u32 {
-        let failing = self.count(Effect::FailsAttempt) + self.count(Effect::KillsLane);
+        let failing =
+            self.count(Effect::FailsAttempt) + self.count(Effect::KillsLane) + self.count(Effect::Hardware);
         u32::try_from(failing).unwrap_or(u32::MAX).saturating_add(2)
     }
 
@@ -296,7 +297,12 @@ mod tests {
             FaultPlan::parse_for_cards(&p.faults(), p.cards)
                 .unwrap_or_else(|e| panic!("plan {p} is not a valid sim plan: {e}"));
             let anchor: Vec<&Rule> = p.rules.iter().filter(|r| r.card == p.anchor).collect();
-            assert!(anchor.iter().all(|r| r.kind.effect != Effect::Dead), "{p}");
+            assert!(
+                anchor
+                    .iter()
+                    .all(|r| !matches!(r.kind.effect, Effect::Dead | Effect::Hardware)),
+                "{p}"
+            );
             let resets: u64 = anchor
                 .iter()
                 .filter(|r| r.kind.effect == Effect::ResetAttempts)

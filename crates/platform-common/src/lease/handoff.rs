@@ -109,7 +109,12 @@ impl DeviceLease {
         if raw < 3 {
             return Err(bad("fd must be 3 or above"));
         }
-        let path = cfg.lock_path(card);
+        // The lock file is the physical card's: this process sees the parent's map (inherited).
+        let physical = crate::visible::VisibleDevices::from_env()
+            .map_err(|e| bad(&e.to_string()))?
+            .physical(card)
+            .ok_or_else(|| bad("the card is not visible under ASCEND_RT_VISIBLE_DEVICES"))?;
+        let path = cfg.lock_path(physical);
         let want = std::fs::metadata(&path).map_err(|e| LeaseError::Io {
             path: path.clone(),
             source: e,
@@ -161,6 +166,7 @@ impl DeviceLease {
         })?;
         Ok(Self {
             card,
+            physical,
             file,
             path,
             shared: AtomicBool::new(true),

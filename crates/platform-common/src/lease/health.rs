@@ -38,8 +38,13 @@ pub const MAX_HEALTH_EVENTS: usize = 64;
 pub enum HealthStatus {
     /// A run quarantined the card: the next run preflights it before giving it work.
     Quarantined,
-    /// A preflight passed: the card was recovered (a driver reset between runs, a reboot).
+    /// A preflight passed: the card was recovered (a driver reset between runs, a reboot); or an
+    /// operator cleared a `needs_service` record (`cargo xtask cards --clear N`).
     Cleared,
+    /// The card reported a hardware fault (HBM ECC, device memory, a link, the heartbeat, the hdc
+    /// channel; `platform_common::CodeClass::Hardware`): a force reset does not fix it, so no run
+    /// gives it work, nor preflights it, until an operator clears the record.
+    NeedsService,
 }
 
 impl HealthStatus {
@@ -48,6 +53,7 @@ impl HealthStatus {
         match self {
             Self::Quarantined => "quarantined",
             Self::Cleared => "cleared",
+            Self::NeedsService => "needs_service",
         }
     }
 }
@@ -109,6 +115,11 @@ impl CardHealth {
     /// Whether the record asks for a preflight.
     pub fn is_quarantined(&self) -> bool {
         self.status == HealthStatus::Quarantined
+    }
+
+    /// Whether the record keeps the card out of every run until an operator clears it.
+    pub fn needs_service(&self) -> bool {
+        self.status == HealthStatus::NeedsService
     }
 
     /// When, as RFC 3339 UTC (seconds).
@@ -176,7 +187,7 @@ pub(crate) fn current(dir: &OwnedFd, card: DeviceId) -> Option<CardHealth> {
 impl DeviceLease {
     /// The card's health record (the newest of any user's), if it has one.
     pub fn health_record(&self) -> Option<CardHealth> {
-        current(self.dir.as_ref()?, self.card)
+        current(self.dir.as_ref()?, self.physical)
     }
 
     /// Records `rec` as this user's health record of the leased card (replacing an older one). Only
@@ -184,31 +195,33 @@ impl DeviceLease {
     pub fn remember_health(&self, rec: &CardHealth) -> Result<(), LeaseError> {
         let dir = self.lock_dir_fd()?;
         let uid = rustix::process::geteuid().as_raw();
-        let name = health_file_name(self.card, uid);
+        let name = health_file_name(self.physical, uid);
         let bytes = serde_json::to_vec_pretty(rec).map_err(|e| self.io(std::io::Error::other(e)))?;
         let dir_path = self.path.parent().unwrap_or(&self.path);
         replace_file(dir, dir_path, &name, &bytes).map_err(|e| self.io(e))?;
         tracing::debug!(
             card = self.card,
+            physical = self.physical,
             status = rec.status.name(),
             "card health recorded"
         );
         Ok(())
     }
 
-    /// Clears the card's record after a passing preflight: this user's record is removed, and when
-    /// the card's newest record is then still a quarantine (another user's, which this user may not
+    /// Clears the card's record after a passing preflight, or when an operator clears a
+    /// `needs_service` record: this user's record is removed, and when the card's newest record is
+    /// then still a quarantine or `needs_service` (another user's, which this user may not
     /// remove), `cleared` is recorded in this user's name so it is the newest.
     pub fn clear_health(&self, run_id: &str, reason: &str) -> Result<(), LeaseError> {
         let dir = self.lock_dir_fd()?;
         let uid = rustix::process::geteuid().as_raw();
-        let name = health_file_name(self.card, uid);
+        let name = health_file_name(self.physical, uid);
         match unlinkat(dir, name.as_str(), AtFlags::empty()) {
             Ok(()) | Err(Errno::NOENT) => {}
             Err(e) => return Err(self.io(e.into())),
         }
-        if current(dir, self.card).is_some_and(|r| r.is_quarantined()) {
-            let rec = CardHealth::now(self.card, HealthStatus::Cleared, run_id, reason);
+        if current(dir, self.physical).is_some_and(|r| r.is_quarantined() || r.needs_service()) {
+            let rec = CardHealth::now(self.physical, HealthStatus::Cleared, run_id, reason);
             self.remember_health(&rec)?;
         }
         Ok(())
@@ -224,9 +237,10 @@ impl DeviceLease {
 
     fn io(&self, source: std::io::Error) -> LeaseError {
         LeaseError::Io {
-            path: self
-                .path
-                .with_file_name(health_file_name(self.card, rustix::process::geteuid().as_raw())),
+            path: self.path.with_file_name(health_file_name(
+                self.physical,
+                rustix::process::geteuid().as_raw(),
+            )),
             source,
         }
     }
@@ -305,5 +319,32 @@ mod tests {
         lease.clear_health("r", "preflight passed").unwrap();
         let got = lease.health_record().unwrap();
         assert_eq!((got.run_id.as_str(), got.status), ("r", HealthStatus::Cleared));
+    }
+
+    #[test]
+    fn a_needs_service_record_stays_until_cleared() {
+        let tmp = tempfile::tempdir().unwrap();
+        let cfg = LeaseConfig {
+            dir: tmp.path().join("locks"),
+        };
+        let lease = DeviceLease::try_acquire(&cfg, 3, "run-1").unwrap();
+        let rec = CardHealth::now(3, HealthStatus::NeedsService, "run-1", "needs service: 507054");
+        lease.remember_health(&rec).unwrap();
+        drop(lease);
+        let lease = DeviceLease::try_acquire(&cfg, 3, "run-2").unwrap();
+        let back = lease.health_record().unwrap();
+        assert!(back.needs_service() && !back.is_quarantined());
+        assert!(back.to_string().starts_with("needs_service at "), "{back}");
+        // Another user's needs-service record is overridden by a cleared one.
+        std::fs::rename(
+            cfg.dir
+                .join(format!("card-3.health-{}", rustix::process::geteuid().as_raw())),
+            cfg.dir.join("card-3.health-4001"),
+        )
+        .unwrap();
+        lease
+            .clear_health("cards --clear", "cleared by an operator")
+            .unwrap();
+        assert_eq!(lease.health_record().unwrap().status, HealthStatus::Cleared);
     }
 }

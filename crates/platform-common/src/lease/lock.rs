@@ -14,6 +14,7 @@ use super::error::{LeaseError, LockFileNow};
 use super::lock_dir::LockDir;
 use super::record::{self, HolderRecord};
 use crate::driver::DeviceId;
+use crate::visible::PhysicalId;
 
 /// Environment variable naming a lease a parent handed down: `CARD:FD`.
 pub const ENV_LEASE_FD: &str = "ONBOARD_LEASE_FD";
@@ -30,7 +31,11 @@ pub const ENV_LEASE_FD: &str = "ONBOARD_LEASE_FD";
 /// next holder's record (of the same user: the same file) is never removed by it.
 #[derive(Debug)]
 pub struct DeviceLease {
+    /// The card as this process's ACL calls name it (its logical id).
     pub(super) card: DeviceId,
+    /// Its physical id (`ASCEND_RT_VISIBLE_DEVICES` translated): the key of its lock file, holder
+    /// record and health record, so runs with different visible-device maps exclude each other.
+    pub(super) physical: PhysicalId,
     pub(super) file: File,
     pub(super) path: PathBuf,
     pub(super) shared: AtomicBool,
@@ -43,7 +48,7 @@ impl Drop for DeviceLease {
     fn drop(&mut self) {
         if !self.shared.load(Ordering::SeqCst) {
             if let Some(dir) = &self.dir {
-                record::remove(dir, self.card);
+                record::remove(dir, self.physical);
             }
             // Unlocking can only fail for a descriptor that is not open; the close follows anyway.
             let _ = flock(&self.file, FlockOperation::Unlock);
@@ -52,7 +57,7 @@ impl Drop for DeviceLease {
 }
 
 impl DeviceLease {
-    /// Waits until `card` is free, then takes it.
+    /// Waits until `card` is free, then takes it (its logical id is its physical one).
     pub fn acquire(cfg: &LeaseConfig, card: DeviceId, run_id: &str) -> Result<Self, LeaseError> {
         let dir = LockDir::open(cfg)?;
         let (file, path) = dir.open_lock_file(card)?;
@@ -60,18 +65,30 @@ impl DeviceLease {
             path: path.clone(),
             source: e.into(),
         })?;
-        Ok(Self::record(dir, file, path, card, run_id))
+        Ok(Self::record(dir, file, path, (card, card), run_id))
     }
 
-    /// Takes `card` if it is free; otherwise reports its holder.
+    /// Takes `card` if it is free; otherwise reports its holder (its logical id is its physical
+    /// one: [`DeviceLease::try_acquire_as`] for a process with a visible-device map).
     pub fn try_acquire(cfg: &LeaseConfig, card: DeviceId, run_id: &str) -> Result<Self, LeaseError> {
+        Self::try_acquire_as(cfg, card, card, run_id)
+    }
+
+    /// Takes the card this process calls `logical`, whose physical id is `physical`, if it is
+    /// free; otherwise reports its holder. The lock file and records are the physical card's.
+    pub fn try_acquire_as(
+        cfg: &LeaseConfig,
+        logical: DeviceId,
+        physical: PhysicalId,
+        run_id: &str,
+    ) -> Result<Self, LeaseError> {
         let dir = LockDir::open(cfg)?;
-        let (file, path) = dir.open_lock_file(card)?;
+        let (file, path) = dir.open_lock_file(physical)?;
         match flock(&file, FlockOperation::NonBlockingLockExclusive) {
-            Ok(()) => Ok(Self::record(dir, file, path, card, run_id)),
+            Ok(()) => Ok(Self::record(dir, file, path, (logical, physical), run_id)),
             Err(Errno::WOULDBLOCK) => Err(LeaseError::Held {
-                card,
-                holder: record::current(&dir.fd, card),
+                card: physical,
+                holder: record::current(&dir.fd, physical),
                 path,
             }),
             Err(e) => Err(LeaseError::Io {
@@ -82,13 +99,20 @@ impl DeviceLease {
     }
 
     /// Writes this holder's record (a failure is logged: the lock, not the record, excludes).
-    fn record(dir: LockDir, file: File, path: PathBuf, card: DeviceId, run_id: &str) -> Self {
+    fn record(
+        dir: LockDir,
+        file: File,
+        path: PathBuf,
+        (card, physical): (DeviceId, PhysicalId),
+        run_id: &str,
+    ) -> Self {
         let rec = HolderRecord::mine(run_id);
-        if let Err(e) = record::write(&dir.fd, &dir.path, card, &rec) {
-            tracing::warn!(card, dir = %dir.path.display(), error = %e, "cannot write the lease holder record");
+        if let Err(e) = record::write(&dir.fd, &dir.path, physical, &rec) {
+            tracing::warn!(card, physical, dir = %dir.path.display(), error = %e, "cannot write the lease holder record");
         }
         Self {
             card,
+            physical,
             file,
             path,
             shared: AtomicBool::new(false),
@@ -96,9 +120,15 @@ impl DeviceLease {
         }
     }
 
-    /// The leased card.
+    /// The leased card, as this process's ACL calls name it (its logical id).
     pub fn card(&self) -> DeviceId {
         self.card
+    }
+
+    /// The leased card's physical id: what HAL calls index and every host-wide thing is keyed
+    /// by.
+    pub fn physical(&self) -> PhysicalId {
+        self.physical
     }
 
     /// The lock file.
@@ -126,7 +156,7 @@ impl DeviceLease {
         };
         tracing::warn!(card = self.card, path = %self.path.display(), %now, "lease lock file lost");
         Err(LeaseError::LockFileReplaced {
-            card: self.card,
+            card: self.physical,
             path: self.path.clone(),
             now,
         })

@@ -6,7 +6,7 @@
 //! timeout and then fails (507018); destroying such a stream after a sync attempt is how a
 //! teardown used to hang. The fatal teardown makes no driver call at all: per-resource frees on a
 //! faulted card are not trustworthy (a free or destroy may report success, fail, or block behind
-//! work the card will never finish, e.g. 507901 for a stream with pending work), and the force
+//! work the card will never finish, e.g. 507004 for a stream with pending work), and the force
 //! reset that follows releases everything of the context anyway. The simulator lets such frees
 //! succeed; the fatal teardown does not depend on what they would return.
 //!

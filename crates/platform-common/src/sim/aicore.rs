@@ -33,6 +33,9 @@ pub(crate) enum OpMode {
     Hang,
     /// As launched, then the first output buffer is perturbed (`corrupt@K`).
     Corrupt,
+    /// The kernel does not run: the op fails on the device with this code, which the stream's
+    /// sync then reports and which poisons the context (`sync_fail@K=CODE`).
+    Fail(Code),
 }
 
 /// One queued AICore launch.
@@ -218,6 +221,13 @@ impl AicoreOp {
     /// exception, and the stream then poisons the context). `ctl` was made for `block_dim`
     /// blocks; `notify` is called when the op enters or leaves the stalled state.
     pub(crate) fn run(&self, ctl: &OpControl, notify: StallNotify<'_>) -> Result<(), Code> {
+        if let OpMode::Fail(code) = self.mode {
+            for _ in 0..self.block_dim {
+                ctl.block_done(notify);
+            }
+            tracing::warn!(kernel = %self.blob.meta().name, %code, "sim fault sync_fail: the op fails on the device");
+            return Err(code);
+        }
         let statuses: Vec<i32> = std::thread::scope(|s| {
             let handles: Vec<_> = (0..self.block_dim)
                 .map(|idx| {
@@ -274,6 +284,7 @@ impl AicoreOp {
                 while waiter.wait(Duration::from_millis(1)) == WaitOutcome::Woken {}
                 0
             }
+            OpMode::Fail(_) => 0,
             // SAFETY: every non-zero `arg_bytes[i]` is the length from `args[i]` to the end of a
             // live allocation (`launch::resolve_args`), kept alive by `_buffers` until the op is
             // done; the host copies into those buffers only through atomic words.

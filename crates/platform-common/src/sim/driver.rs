@@ -333,7 +333,7 @@ impl Driver for SimDriver {
             let s = ctx.stream(call, stream)?;
             if s.has_pending() {
                 tracing::warn!(stream = stream.0, "destroying a stream with pending work");
-                return fail(call, codes::RT_SOCKET_CLOSE);
+                return fail(call, codes::RT_STREAM_NOT_COMPLETE);
             }
             s.cancel();
             ctx.streams.remove(&stream.0);
@@ -532,7 +532,7 @@ impl Driver for SimDriver {
             }
         };
         tracing::trace!(card, kernel = %blob.meta().name, block_dim, ?origin, "aicore launch queued");
-        s.submit(Op::Aicore(AicoreOp {
+        s.submit(Op::Aicore(Box::new(AicoreOp {
             blob,
             block_dim,
             args: args.raw,
@@ -542,7 +542,7 @@ impl Driver for SimDriver {
             mode,
             op_timeout: ctx.op_timeout,
             arch: self.cfg.arch,
-        }));
+        })));
         self.stats.aicore_launch();
         Ok(())
     }

@@ -102,6 +102,7 @@ pub(crate) fn fate(fault: Option<Fault>) -> Fate {
     match fault {
         None => Fate::Queue(OpMode::Normal),
         Some(Fault::LaunchFail { code, .. }) => Fate::Fail(Fault::launch_fail_code(code)),
+        Some(Fault::SyncFail { code, .. }) => Fate::Queue(OpMode::Fail(Code::acl(code))),
         Some(Fault::OpTimeout { .. }) => Fate::Queue(OpMode::Hang),
         Some(Fault::Corrupt { .. }) => Fate::Queue(OpMode::Corrupt),
         Some(Fault::Crash { .. }) => Fate::Crash,

@@ -63,6 +63,15 @@ pub enum Fault {
         /// The raw code, when the rule gives one.
         code: Option<i32>,
     },
+    /// `sync_fail@K=CODE`: the K-th case launch is queued, its op fails on the device with CODE
+    /// (any real code, e.g. 507054), and the stream sync that waits for it returns CODE and
+    /// poisons the context.
+    SyncFail {
+        /// Case launch number, from 1.
+        at: u64,
+        /// The raw code.
+        code: i32,
+    },
     /// `op_timeout@K`: the K-th case launch's kernel hangs in the wait API until reaped.
     OpTimeout {
         /// Case launch number, from 1.
@@ -118,6 +127,7 @@ impl Fault {
     pub fn launch_number(&self) -> Option<u64> {
         match *self {
             Fault::LaunchFail { at, .. }
+            | Fault::SyncFail { at, .. }
             | Fault::OpTimeout { at }
             | Fault::Corrupt { at }
             | Fault::Crash { at }
@@ -131,6 +141,7 @@ impl Fault {
     pub fn name(&self) -> &'static str {
         match self {
             Fault::LaunchFail { .. } => "launch_fail",
+            Fault::SyncFail { .. } => "sync_fail",
             Fault::OpTimeout { .. } => "op_timeout",
             Fault::Corrupt { .. } => "corrupt",
             Fault::Crash { .. } => "crash",
@@ -155,6 +166,7 @@ impl fmt::Display for Fault {
         match *self {
             Fault::LaunchFail { at, code: None } => write!(f, "launch_fail@{at}"),
             Fault::LaunchFail { at, code: Some(c) } => write!(f, "launch_fail@{at}={c}"),
+            Fault::SyncFail { at, code } => write!(f, "sync_fail@{at}={code}"),
             Fault::OpTimeout { at } => write!(f, "op_timeout@{at}"),
             Fault::Corrupt { at } => write!(f, "corrupt@{at}"),
             Fault::Crash { at } => write!(f, "crash@{at}"),

@@ -30,7 +30,7 @@ pub enum PlanErrorKind {
     },
     /// Not a fault the grammar knows.
     #[error(
-        "unknown fault {name:?} (expected launch_fail@K[=CODE], op_timeout@K, corrupt@K, crash@K, stall@K, \
+        "unknown fault {name:?} (expected launch_fail@K[=CODE], sync_fail@K=CODE, op_timeout@K, corrupt@K, crash@K, stall@K, \
          drain=false_negative, force_reset_fail=K, probe_fail=K, dead or init_delay_ms=K)"
     )]
     UnknownFault {

@@ -2,9 +2,9 @@
 //! returns are in `plan_error.rs`.
 //!
 //! Grammar: rules separated by `;` (empty rules and surrounding whitespace are tolerated), each
-//! `dev=N:FAULT` or `dev=*:FAULT`, where FAULT is one of `launch_fail@K[=CODE]`, `op_timeout@K`,
-//! `corrupt@K`, `crash@K`, `stall@K`, `poison_after@K`, `drain=false_negative`, `force_reset_fail=K`,
-//! `probe_fail=K`, `dead`, `init_delay_ms=K`. K is a whole number from 1. A card may carry any
+//! `dev=N:FAULT` or `dev=*:FAULT`, where FAULT is one of `launch_fail@K[=CODE]`,
+//! `sync_fail@K=CODE`, `op_timeout@K`, `corrupt@K`, `crash@K`, `stall@K`, `poison_after@K`,
+//! `drain=false_negative`, `force_reset_fail=K`, `probe_fail=K`, `dead`, `init_delay_ms=K`. K is a whole number from 1. A card may carry any
 //! number of rules, but two launch faults may not fire at the same launch of a card and a setting
 //! may not be given twice for a card.
 
@@ -106,6 +106,16 @@ fn parse_fault(text: &str) -> Result<Fault, PlanErrorKind> {
             let at = count(k, "case launch number")?;
             let code = code.map(parse_code).transpose()?;
             Ok(Fault::LaunchFail { at, code })
+        }
+        "sync_fail" => {
+            let syntax = PlanErrorKind::Syntax {
+                fault: "sync_fail",
+                expected: "sync_fail@K=CODE",
+            };
+            let (k, code) = at.and_then(|a| a.split_once('=')).ok_or(syntax)?;
+            let at = count(k, "case launch number")?;
+            let code = parse_code(code)?;
+            Ok(Fault::SyncFail { at, code })
         }
         "op_timeout" => Ok(Fault::OpTimeout {
             at: launch("op_timeout")?,

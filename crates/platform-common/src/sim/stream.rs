@@ -86,7 +86,7 @@ impl StickyCell {
 #[derive(Debug)]
 pub(crate) enum Op {
     /// An AICore kernel launch.
-    Aicore(AicoreOp),
+    Aicore(Box<AicoreOp>),
     /// The AICPU scheduler task: waits for `aicore`'s work up to op `upto` and reports its failure.
     Aicpu { aicore: Arc<StreamShared>, upto: u64 },
 }

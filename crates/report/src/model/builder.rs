@@ -236,6 +236,7 @@ impl RunBuilder {
             platform: self.info.platform,
             driver: self.info.driver,
             devices: self.info.devices,
+            devices_physical: self.info.devices_physical,
             run_id: self.info.run_id,
             started_at: self.info.started_at,
             duration_ms,
@@ -277,6 +278,7 @@ mod tests {
 
     fn info() -> RunInfo {
         RunInfo {
+            devices_physical: BTreeMap::new(),
             arch: Arch::A5,
             platform: Platform::Sim,
             driver: DriverInfo {

@@ -198,6 +198,11 @@ pub struct RunReport {
     pub driver: DriverReport,
     /// The cards the run held.
     pub devices: Vec<DeviceId>,
+    /// Each held card's physical id (key: the card number, as in `devices_health`), for the
+    /// cards whose number under `ASCEND_RT_VISIBLE_DEVICES` is not their physical id; absent
+    /// when every card's number is its physical id.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub devices_physical: BTreeMap<String, u32>,
     /// The run's id (also the default report directory's name).
     #[serde(default)]
     pub run_id: String,
@@ -262,6 +267,9 @@ pub struct RunInfo {
     pub driver: DriverReport,
     /// The cards held.
     pub devices: Vec<DeviceId>,
+    /// Each held card's physical id, keyed as `devices_health` is, where it differs from the
+    /// card's number (under `ASCEND_RT_VISIBLE_DEVICES`); empty otherwise.
+    pub devices_physical: BTreeMap<String, u32>,
     /// The run's id.
     pub run_id: String,
     /// Start time, RFC 3339 UTC (see [`rfc3339_utc`]).

@@ -27,6 +27,8 @@ use platform_common::DeviceLease;
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
+use platform_common::visible::VisibleDevices;
+
 use super::leases::{try_take, AutoCount, DeviceSpec, Progress, TakeError, Want};
 use crate::report::model::Interruption;
 
@@ -88,6 +90,9 @@ pub struct CardRequest<'a> {
     pub wait: Duration,
     /// Whether a live line may be drawn (stderr a terminal, no `--no-progress`).
     pub live: bool,
+    /// The process's visible-device map (`ASCEND_RT_VISIBLE_DEVICES`): `--devices` names logical
+    /// ids, the leases are taken on the physical cards they map to.
+    pub visible: &'a VisibleDevices,
 }
 
 /// Takes the run's cards, waiting in the queue up to `req.wait` (see the module docs).
@@ -109,7 +114,15 @@ pub fn take_cards(req: &CardRequest<'_>) -> Result<Vec<DeviceLease>, WaitError> 
             .transpose()
             .map_err(WaitError::Queue)?;
         let ahead = guard.as_ref().map(|g| g.waiters()).unwrap_or_default();
-        let progress = try_take(req.cfg, &want, req.cards, req.run_id, &mut held, &ahead)?;
+        let progress = try_take(
+            req.cfg,
+            req.visible,
+            &want,
+            req.cards,
+            req.run_id,
+            &mut held,
+            &ahead,
+        )?;
         if progress.done {
             return Ok(held);
         }
@@ -137,7 +150,15 @@ pub fn take_cards(req: &CardRequest<'_>) -> Result<Vec<DeviceLease>, WaitError> 
                 .into_iter()
                 .filter(|w| w.seq < ticket.seq())
                 .collect();
-            try_take(req.cfg, &want, req.cards, req.run_id, &mut held, &ahead)?
+            try_take(
+                req.cfg,
+                req.visible,
+                &want,
+                req.cards,
+                req.run_id,
+                &mut held,
+                &ahead,
+            )?
         };
         if progress.done {
             drop(ticket);
@@ -283,6 +304,8 @@ mod tests {
         }
     }
 
+    static IDENTITY: VisibleDevices = VisibleDevices::identity();
+
     fn req<'a>(cfg: &'a LeaseConfig, spec: &'a DeviceSpec, run_id: &'a str, wait_ms: u64) -> CardRequest<'a> {
         CardRequest {
             cfg,
@@ -293,6 +316,7 @@ mod tests {
             run_id,
             wait: Duration::from_millis(wait_ms),
             live: false,
+            visible: &IDENTITY,
         }
     }
 

@@ -10,6 +10,7 @@
 //! waiting run takes each card as it frees. It never waits and never starts a lane.
 
 use platform_common::lease::{LeaseConfig, LeaseError, Waiter, Wanted};
+use platform_common::visible::VisibleDevices;
 use platform_common::{DeviceId, DeviceLease};
 
 pub use crate::settings::{BadDeviceList, DeviceSpec, MAX_RANGE_CARDS};
@@ -24,6 +25,17 @@ pub enum TakeError {
         card: DeviceId,
         /// Cards of the platform.
         cards: u32,
+    },
+    /// A named card is beyond the process's visible-device map.
+    #[error(
+        "--devices: card {card} is not visible under {}: the map lets this process see {visible} card(s)",
+        platform_common::visible::ENV_VISIBLE_DEVICES
+    )]
+    NotVisible {
+        /// The card (logical id).
+        card: DeviceId,
+        /// Cards the map makes visible.
+        visible: u32,
     },
     /// A named card is held by someone else.
     #[error("--devices: {0}")]
@@ -220,6 +232,7 @@ impl Progress {
 /// reserves. The lock dir's errors end the try.
 pub fn try_take(
     cfg: &LeaseConfig,
+    visible: &VisibleDevices,
     want: &Want,
     cards: u32,
     run_id: &str,
@@ -247,7 +260,17 @@ pub fn try_take(
                 .push((card, Blocker::Reserved(Box::new(w.clone()))));
             continue;
         }
-        match DeviceLease::try_acquire(cfg, card, run_id) {
+        // A card this process cannot see under its map is no card of the run's.
+        let Some(physical) = visible.physical(card) else {
+            if let Want::List(_) = want {
+                return Err(TakeError::NotVisible {
+                    card,
+                    visible: visible.count().unwrap_or(0),
+                });
+            }
+            continue;
+        };
+        match DeviceLease::try_acquire_as(cfg, card, physical, run_id) {
             Ok(l) => held.push(l),
             Err(e @ LeaseError::Held { .. }) => {
                 tracing::debug!(card, "{e}");
@@ -286,7 +309,15 @@ pub fn take(
 ) -> Result<Vec<DeviceLease>, TakeError> {
     let want = Want::of(spec, want, default, cards)?;
     let mut held = Vec::new();
-    let progress = try_take(cfg, &want, cards, run_id, &mut held, &[])?;
+    let progress = try_take(
+        cfg,
+        &VisibleDevices::identity(),
+        &want,
+        cards,
+        run_id,
+        &mut held,
+        &[],
+    )?;
     if progress.done {
         Ok(held)
     } else {
@@ -352,5 +383,47 @@ mod tests {
             assert!(msg.contains(holder), "names {holder}: {msg}");
         }
         drop((held1, held3, others));
+    }
+
+    /// Item 5 of issue 18: two runs whose visible-device maps name the same physical card under
+    /// different logical ids exclude each other; the lease says both ids.
+    #[test]
+    fn runs_with_different_visible_maps_exclude_each_other_on_the_physical_card() {
+        let tmp = tempfile::tempdir().unwrap();
+        let cfg = LeaseConfig {
+            dir: tmp.path().join("locks"),
+        };
+        let first_map = VisibleDevices::parse("5,2").unwrap();
+        let second_map = VisibleDevices::parse("2").unwrap();
+        let list = |c: u32| Want::List(vec![c]);
+        let mut first = Vec::new();
+        let p = try_take(&cfg, &first_map, &list(1), 8, "run-a", &mut first, &[]).unwrap();
+        assert!(p.done);
+        assert_eq!((first[0].card(), first[0].physical()), (1, 2));
+        assert!(
+            first[0].path().ends_with("card-2.lock"),
+            "{}",
+            first[0].path().display()
+        );
+        // The other run calls physical card 2 its card 0: it is held.
+        let mut second = Vec::new();
+        let p = try_take(&cfg, &second_map, &list(0), 8, "run-b", &mut second, &[]).unwrap();
+        assert!(!p.done && second.is_empty());
+        let err = p.into_error(&list(0), 0, 8).to_string();
+        assert!(
+            err.contains("card 2"),
+            "the holder is named by its physical card: {err}"
+        );
+        // Its logical 0 under the first map is physical 5: free for the first run's map only.
+        let p = try_take(&cfg, &first_map, &list(0), 8, "run-b", &mut second, &[]).unwrap();
+        assert!(p.done);
+        assert_eq!(second[0].physical(), 5);
+        drop(first);
+        let mut third = Vec::new();
+        let p = try_take(&cfg, &second_map, &list(0), 8, "run-c", &mut third, &[]).unwrap();
+        assert!(p.done, "freed with the first run");
+        // A card beyond the map is named as such.
+        let e = try_take(&cfg, &second_map, &list(1), 8, "run-d", &mut Vec::new(), &[]).unwrap_err();
+        assert!(matches!(e, TakeError::NotVisible { card: 1, visible: 1 }), "{e}");
     }
 }

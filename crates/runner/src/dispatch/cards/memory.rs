@@ -17,14 +17,20 @@ pub fn found(lease: &DeviceLease) -> Option<CardHealth> {
     lease.health_record()
 }
 
-/// Writes the card's health record: quarantined now by run `run_id` for `reason`, with `events`
-/// (its health events of the run).
-pub fn remember(lease: &DeviceLease, run_id: &str, reason: &str, events: &[HealthRecord]) {
+/// Writes the card's health record: `status` (quarantined, or needs service) now by run `run_id`
+/// for `reason`, with `events` (its health events of the run).
+pub fn remember(
+    lease: &DeviceLease,
+    status: HealthStatus,
+    run_id: &str,
+    reason: &str,
+    events: &[HealthRecord],
+) {
     let events = events
         .iter()
         .filter_map(|r| serde_json::to_value(r).ok())
         .collect();
-    let rec = CardHealth::now(lease.card(), HealthStatus::Quarantined, run_id, reason).with_events(events);
+    let rec = CardHealth::now(lease.physical(), status, run_id, reason).with_events(events);
     if let Err(e) = lease.remember_health(&rec) {
         tracing::warn!(
             device = lease.card(),

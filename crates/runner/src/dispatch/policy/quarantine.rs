@@ -15,7 +15,7 @@
 //! records the `quarantined` event and never moves a case (the state machine applies what these
 //! return).
 
-use platform_common::DeviceId;
+use platform_common::{Code, DeviceId};
 
 use super::blame::describe_signal;
 use crate::report::model::LaneStatus;
@@ -37,6 +37,39 @@ pub enum Blamed {
     /// The host's (a lost lease, lanes that cannot start or keep being killed from outside): the
     /// card's record is left as it is.
     Host,
+    /// The card's hardware (a code of class `hardware`): remembered as `needs_service`, so no run
+    /// gives it work (nor preflights it) until an operator clears the record.
+    Service,
+}
+
+/// Card `device` (physical id `physical`, which `cargo xtask cards` lists) reported hardware
+/// fault `code` in case `case`. Returns the reason.
+pub fn hardware_fault(device: DeviceId, physical: u32, code: Code, case: &str) -> String {
+    let meaning = code.info().map_or("a hardware fault", |i| i.meaning);
+    format!(
+        "needs service: card {}reported {code} ({meaning}) in {case}; a force reset does not fix \
+         it; clear it with `cargo xtask cards --clear {physical}` once serviced",
+        named(device, physical)
+    )
+}
+
+/// Card `device`'s (physical `physical`) health record says it needs service (`remembered`): it
+/// gets no work. Returns the reason.
+pub fn still_needs_service(device: DeviceId, physical: u32, remembered: &str) -> String {
+    format!(
+        "needs service: card {}has a health record that says {remembered}; clear it with \
+         `cargo xtask cards --clear {physical}` once serviced",
+        named(device, physical)
+    )
+}
+
+/// `N ` or `N (physical P) `.
+fn named(device: DeviceId, physical: u32) -> String {
+    if device == physical {
+        format!("{device} ")
+    } else {
+        format!("{device} (physical {physical}) ")
+    }
 }
 
 /// After a lane on `device` was killed from outside by `signal`: with `kills` such kills in a row
@@ -149,6 +182,28 @@ pub fn multi_card_phase(f: &MultiFacts<'_>) -> MultiPhase {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_hardware_reason_names_both_ids_and_the_clear_command_by_the_physical_one() {
+        let ecc = platform_common::error::codes::RT_HBM_MULTI_BIT_ECC_ERROR;
+        let r = hardware_fault(1, 5, ecc, "A::x");
+        assert!(
+            r.starts_with("needs service: card 1 (physical 5) reported 507054"),
+            "{r}"
+        );
+        assert!(
+            r.contains("in A::x;") && r.ends_with("`cargo xtask cards --clear 5` once serviced"),
+            "{r}"
+        );
+        let r = hardware_fault(2, 2, ecc, "A::x");
+        assert!(r.starts_with("needs service: card 2 reported 507054"), "{r}");
+        let r = still_needs_service(0, 3, "needs_service at T");
+        assert!(
+            r.starts_with("needs service: card 0 (physical 3) has a health record"),
+            "{r}"
+        );
+        assert!(r.contains("--clear 3"), "{r}");
+    }
 
     #[test]
     fn lane_deaths_table() {

@@ -137,6 +137,7 @@ mod tests {
             StrikeStep::FreshNext(_) => "fresh next",
             StrikeStep::Quarantine(_, Blamed::Card) => "quarantine",
             StrikeStep::Quarantine(_, Blamed::Host) => "host quarantine",
+            StrikeStep::Quarantine(_, Blamed::Service) => "needs service",
         }
     }
 

@@ -50,8 +50,19 @@ impl Dispatcher {
                 self.record(&event);
                 None
             }
-            Action::Remember { card, reason, events } => {
-                memory::remember(&self.leases[card], &self.settings.run_id, &reason, &events);
+            Action::Remember {
+                card,
+                status,
+                reason,
+                events,
+            } => {
+                memory::remember(
+                    &self.leases[card],
+                    status,
+                    &self.settings.run_id,
+                    &reason,
+                    &events,
+                );
                 None
             }
             Action::Forget { card, reason } => {

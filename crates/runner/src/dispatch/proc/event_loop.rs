@@ -115,6 +115,7 @@ impl Dispatcher {
             .iter()
             .map(|l| CardSeed {
                 device: l.card(),
+                physical: l.physical(),
                 health: memory::found(l),
             })
             .collect();

@@ -111,6 +111,12 @@ pub fn run(plan: RunPlan, suite: &Suite) -> Result<RunOutcome, DispatchError> {
         platform: plan.platform.platform,
         driver: plan.platform.driver.clone(),
         devices: devices.clone(),
+        devices_physical: plan
+            .leases
+            .iter()
+            .filter(|l| l.physical() != l.card())
+            .map(|l| (l.card().to_string(), l.physical()))
+            .collect(),
         run_id: plan.run_id.clone(),
         started_at: crate::report::rfc3339_utc(SystemTime::now()),
     };

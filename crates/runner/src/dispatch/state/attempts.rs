@@ -37,6 +37,7 @@ impl DispatchState {
             infrastructure_kill,
         } = end;
         let device = self.cards[card].device;
+        let hardware = error.as_ref().and_then(|e| e.code).filter(|c| c.is_hardware());
         let flag = self.settings.retries;
         let c = self.work.case_mut(i);
         c.attempts += 1;
@@ -50,6 +51,7 @@ impl DispatchState {
             infrastructure_kill,
         });
         let at_ms = self.now_ms();
+        let case_name = id.to_string();
         self.record(Journal::CaseFinished {
             at_ms,
             id: id.clone(),
@@ -61,11 +63,14 @@ impl DispatchState {
             error,
             output,
         });
+        if let Some(code) = hardware {
+            self.needs_service(card, code, &case_name);
+        }
         match decision {
             AttemptDecision::Retry { reason } => {
                 self.record(Journal::RetryScheduled { at_ms, id, reason });
                 self.work.push_retry(i);
-                if self.work.case(i).devices <= 1 {
+                if self.work.case(i).devices <= 1 && hardware.is_none() {
                     self.cards[card].retries.push(i);
                 }
             }

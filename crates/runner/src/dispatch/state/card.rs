@@ -72,6 +72,8 @@ impl Strikes {
 pub struct CardSeed {
     /// Its number.
     pub device: DeviceId,
+    /// Its physical id (the key of its lock and health record; `cargo xtask cards` lists it).
+    pub physical: u32,
     /// Its health record beside its lock, if it has one (read when the run took the card).
     pub health: Option<CardHealth>,
 }
@@ -83,6 +85,8 @@ pub struct Card {
     pub device: DeviceId,
     /// Its lane (starting or alive), if it has one.
     pub lane: Option<LaneId>,
+    /// Its physical id.
+    pub physical: u32,
     /// Whether it is out of the run.
     pub quarantined: bool,
     /// Why the next lane started on it is a fresh process (an unclean exit, a poison-sink
@@ -95,6 +99,9 @@ pub struct Card {
     pub strikes: Strikes,
     /// Its health record, when it said quarantined, until its preflight passed or failed.
     pub preflight: Option<CardHealth>,
+    /// Its health record, when it said the card needs service, until the run's start took the
+    /// card out.
+    pub serviced: Option<CardHealth>,
     /// Its health events of this run (the last ones), for its health record.
     pub recent: VecDeque<HealthRecord>,
 }
@@ -104,12 +111,14 @@ impl Card {
     pub fn new(seed: CardSeed) -> Self {
         Self {
             device: seed.device,
+            physical: seed.physical,
             lane: None,
             quarantined: false,
             replacement: None,
             retries: Vec::new(),
             strikes: Strikes::default(),
-            preflight: seed.health.filter(CardHealth::is_quarantined),
+            preflight: seed.health.clone().filter(CardHealth::is_quarantined),
+            serviced: seed.health.filter(CardHealth::needs_service),
             recent: VecDeque::new(),
         }
     }

@@ -149,11 +149,13 @@ pub enum Action {
     },
     /// Record a journal event (the reports are folded from them).
     Record(Journal),
-    /// Write card `card`'s health record beside its lock: quarantined by this run for `reason`,
-    /// with its health events of the run.
+    /// Write card `card`'s health record beside its lock: quarantined (or needing service) by this
+    /// run for `reason`, with its health events of the run.
     Remember {
         /// The card (an index of the run's cards).
         card: usize,
+        /// Quarantined (a preflight next run) or needs service (no run until an operator clears).
+        status: platform_common::lease::HealthStatus,
         /// Why.
         reason: String,
         /// Its health events of the run (the last ones).

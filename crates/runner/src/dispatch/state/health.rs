@@ -14,11 +14,18 @@
 //!   the other cards. A quarantine that is the host's, not the card's (a lost lease, a lane that
 //!   cannot start, lanes killed from outside again and again), is not remembered.
 //!
+//! - A card that reports a hardware fault (a code of class `hardware`: HBM ECC, device memory, a
+//!   link, the heartbeat, the hdc channel) is taken out at once, "needs service", recorded so
+//!   (`needs_service`): no force-reset loop, its lane gets no more work, the failed case is
+//!   retried on another card, and later runs skip the card (no preflight either) until an operator
+//!   clears the record (`cargo xtask cards --clear N`).
+//!
 //! This file owns those steps. The decisions are the policy's (`lane_exit`'s preflight step,
 //! `strikes`, `quarantine`'s reasons); the record files are the process layer's. It never judges
 //! an attempt.
 
-use platform_common::lease::LeaseError;
+use platform_common::lease::{HealthStatus, LeaseError};
+use platform_common::Code;
 
 use super::event::Action;
 use super::handout::Start;
@@ -62,9 +69,16 @@ impl DispatchState {
     }
 
     /// Starts a preflight lane on each card whose record says quarantined (at the run's start,
-    /// before any work is handed out).
+    /// before any work is handed out); a card whose record says it needs service is taken out
+    /// at once, its record left as it is.
     pub(super) fn start_preflights(&mut self) {
         for card in 0..self.cards.len() {
+            if let Some(rec) = self.cards[card].serviced.take() {
+                let (device, physical) = (self.cards[card].device, self.cards[card].physical);
+                let reason = policy::quarantine::still_needs_service(device, physical, &rec.to_string());
+                self.take_out(card, RunnerEventKind::QuarantinedAtStart, &reason, Blamed::Host);
+                continue;
+            }
             let Some(rec) = &self.cards[card].preflight else {
                 continue;
             };
@@ -129,6 +143,20 @@ impl DispatchState {
         self.take_out(card, RunnerEventKind::Quarantined, reason, Blamed::Card);
     }
 
+    /// Card `card` reported hardware fault `code` in case `case`: it is taken out at once,
+    /// "needs service", remembered so; its lane gets no more work and is closed.
+    pub(super) fn needs_service(&mut self, card: usize, code: Code, case: &str) {
+        if self.cards[card].quarantined {
+            return;
+        }
+        let (device, physical) = (self.cards[card].device, self.cards[card].physical);
+        let reason = policy::quarantine::hardware_fault(device, physical, code, case);
+        self.take_out(card, RunnerEventKind::Quarantined, &reason, Blamed::Service);
+        if let Some(lane) = self.cards[card].lane {
+            self.close_lane(lane);
+        }
+    }
+
     /// Takes `card` out of the run (once) for a reason of the host's (a lost lease, lanes that
     /// cannot start or keep being killed from outside): `quarantined`, and the card's health
     /// record is left as it is.
@@ -145,10 +173,16 @@ impl DispatchState {
         tracing::warn!(device, "card quarantined: {reason}");
         let at_ms = self.now_ms();
         self.health(card, HealthRecord::runner(at_ms, kind, reason));
-        if blamed == Blamed::Card {
+        let status = match blamed {
+            Blamed::Card => HealthStatus::Quarantined,
+            Blamed::Service => HealthStatus::NeedsService,
+            Blamed::Host => return,
+        };
+        {
             let events = self.cards[card].recent.iter().cloned().collect();
             self.act(Action::Remember {
                 card,
+                status,
                 reason: reason.to_owned(),
                 events,
             });

@@ -80,6 +80,21 @@ impl Sim {
     /// A run of `suite` on `cards` cards with `settings`, the cards of `quarantined` remembering a
     /// quarantine from an earlier run.
     pub fn with(suite: &Suite, cards: usize, settings: Settings, quarantined: &[usize]) -> Self {
+        let records: Vec<(usize, HealthStatus)> = quarantined
+            .iter()
+            .map(|&c| (c, HealthStatus::Quarantined))
+            .collect();
+        Self::with_records(suite, cards, settings, &records)
+    }
+
+    /// A run of `suite` on `cards` cards with `settings`, card `c` of each `(c, status)` of
+    /// `records` remembering `status` from an earlier run.
+    pub fn with_records(
+        suite: &Suite,
+        cards: usize,
+        settings: Settings,
+        records: &[(usize, HealthStatus)],
+    ) -> Self {
         let sel = select(suite, Arch::A5, &Filter::default()).unwrap();
         let work = Work::new(suite, &sel, &Overrides::default());
         let cases = sel
@@ -99,13 +114,9 @@ impl Sim {
         let seeds = (0..cards)
             .map(|c| CardSeed {
                 device: u32::try_from(c).unwrap(),
-                health: quarantined.contains(&c).then(|| {
-                    CardHealth::now(
-                        u32::try_from(c).unwrap(),
-                        HealthStatus::Quarantined,
-                        "r0",
-                        "an earlier fault",
-                    )
+                physical: u32::try_from(c).unwrap(),
+                health: records.iter().find(|(rc, _)| *rc == c).map(|&(_, status)| {
+                    CardHealth::now(u32::try_from(c).unwrap(), status, "r0", "an earlier fault")
                 }),
             })
             .collect();
@@ -147,6 +158,7 @@ impl Sim {
                 library: None,
             },
             devices: (0..u32::try_from(self.cards).unwrap()).collect(),
+            devices_physical: std::collections::BTreeMap::new(),
             run_id: "r1".into(),
             started_at: "2024-01-01T00:00:00.000Z".into(),
         };
@@ -214,7 +226,12 @@ pub fn brief(a: &Action) -> String {
         } => format!("kill {lane}"),
         Action::CaptureStacks { lane } => format!("stacks {lane}"),
         Action::Record(e) => journal_brief(e),
-        Action::Remember { card, .. } => format!("remember card{card}"),
+        Action::Remember {
+            card,
+            status: HealthStatus::Quarantined,
+            ..
+        } => format!("remember card{card}"),
+        Action::Remember { card, status, .. } => format!("remember card{card} {}", status.name()),
         Action::Forget { card, .. } => format!("forget card{card}"),
         Action::Finish => "finish".to_owned(),
     }
@@ -282,6 +299,13 @@ pub fn passed(lane: usize, id: &str) -> Event {
 /// Lane `lane` says case `id` failed with an error of `class`.
 pub fn failed(lane: usize, id: &str, class: FailureClass) -> Event {
     let error = ErrorReport::new(class, "it failed");
+    finished(lane, id, AttemptOutcome::Failed, Some(error))
+}
+
+/// Lane `lane` says case `id` failed with a driver error of code `code` (classified from it).
+pub fn failed_with_code(lane: usize, id: &str, code: platform_common::Code) -> Event {
+    let mut error = ErrorReport::new(platform_common::error::classify_code(code), "it failed");
+    error.code = Some(code);
     finished(lane, id, AttemptOutcome::Failed, Some(error))
 }
 

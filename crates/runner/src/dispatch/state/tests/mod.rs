@@ -9,10 +9,13 @@
 //! - `clock`: init timeouts, a hung case's diagnosis and end, the watchdog;
 //! - `host`: kills from outside, a lost lease, a lane that cannot start;
 //! - `isolation`: `class` and `case` lanes;
-//! - `preflight`: a card that remembers a quarantine is checked first.
+//! - `preflight`: a card that remembers a quarantine is checked first;
+//! - `hardware`: a hardware fault takes its card out at once, "needs service", and later runs
+//!   skip the card.
 
 mod clock;
 mod deaths;
+mod hardware;
 mod harness;
 mod host;
 mod interrupt;
