@@ -52,6 +52,7 @@ pub mod config;
 pub mod crumb;
 pub mod dispatch;
 pub mod exec;
+pub mod history;
 pub mod kernels;
 pub mod lane;
 pub mod list;
