@@ -91,6 +91,16 @@ impl From<IsolationArg> for Isolation {
     }
 }
 
+/// `--order`: how work is handed out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OrderArg {
+    /// Planned from the duration history: longest work first, a runtime's classes kept on one
+    /// card, a card that runs ahead steals (the default when a history exists).
+    Smart,
+    /// Suite order, a class to whichever lane asks (the default without a history).
+    Suite,
+}
+
 /// `--suite` (hidden).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum SuiteArg {
@@ -190,6 +200,11 @@ pub struct Cli {
     /// ./cardguard-reports/<arch>/<run-id> outside a cargo target dir).
     #[arg(long, value_name = "DIR")]
     pub report_dir: Option<PathBuf>,
+
+    /// How work is handed out: smart (planned from the duration history; the default when one
+    /// exists) or suite (suite order).
+    #[arg(long, value_enum)]
+    pub order: Option<OrderArg>,
 
     /// Run the K-th of N shares of the classes: hash:K/N (K from 1).
     #[arg(long, value_name = "hash:K/N")]

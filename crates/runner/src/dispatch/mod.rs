@@ -30,3 +30,4 @@ pub use proc::{
     default_stack_tool_path, peak_rss_kib, run, DispatchError, DispatchStats, LaneCommand, RunOutcome,
     RunPlan, ENV_SPAWN_EAGAIN, ENV_STACK_TOOL_PATH, EXIT_DRAIN_GRACE, STACK_BOUND,
 };
+pub use state::Estimates;

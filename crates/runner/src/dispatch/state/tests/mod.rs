@@ -9,7 +9,8 @@
 //! - `clock`: init timeouts, a hung case's diagnosis and end, the watchdog;
 //! - `host`: kills from outside, a lost lease, a lane that cannot start;
 //! - `isolation`: `class` and `case` lanes;
-//! - `preflight`: a card that remembers a quarantine is checked first.
+//! - `preflight`: a card that remembers a quarantine is checked first;
+//! - `planned`: `--order smart`: each card takes its planned units, a card that runs ahead steals.
 
 mod clock;
 mod deaths;
@@ -18,5 +19,6 @@ mod host;
 mod interrupt;
 mod isolation;
 mod multi;
+mod planned;
 mod preflight;
 mod retries;
