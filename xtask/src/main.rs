@@ -3,6 +3,7 @@
 mod arches;
 mod archive;
 mod bench;
+mod bench_makespan;
 mod bench_recovery;
 mod bench_sandbox;
 mod bench_scale;

@@ -68,6 +68,7 @@ fn run(args: Vec<OsString>, builtin: fn(Arch) -> Suite) -> ExitCode {
     let suite = match cli.suite {
         SuiteArg::Builtin => builtin(cli.arch),
         SuiteArg::Bench => bench_suite::sized(cli.bench_cases, cli.bench_classes),
+        SuiteArg::Makespan => bench_suite::makespan(cli.bench_seed, cli.bench_workload),
     };
     if cli.lane {
         // The dispatcher validated this very suite (the same binary, the same flags) before it
@@ -333,9 +334,12 @@ fn dispatch_main(cli: &Cli, suite: &Suite) -> Result<ExitCode, String> {
     }
 }
 
-/// The duration history of this suite and arch: beside the run's report directory (the directory
-/// that holds the arch's runs, for the default report dir).
+/// The duration history of this suite and arch: `--history`, else beside the run's report
+/// directory (the directory that holds the arch's runs, for the default report dir).
 fn history_path(report_dir: &Path, cli: &Cli) -> PathBuf {
+    if let Some(p) = &cli.history {
+        return p.clone();
+    }
     let dir = report_dir
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -496,6 +500,15 @@ fn lane_command(
         for (flag, n) in [
             ("--bench-cases", cli.bench_cases),
             ("--bench-classes", cli.bench_classes),
+        ] {
+            args.push(OsString::from(flag));
+            args.push(OsString::from(n.to_string()));
+        }
+    }
+    if cli.suite == SuiteArg::Makespan {
+        for (flag, n) in [
+            ("--bench-seed", cli.bench_seed),
+            ("--bench-workload", u64::from(cli.bench_workload)),
         ] {
             args.push(OsString::from(flag));
             args.push(OsString::from(n.to_string()));

@@ -110,6 +110,9 @@ pub enum SuiteArg {
     /// sized by `--bench-cases` and `--bench-classes`), and 200 compute cases apart (tagged
     /// `bench_compute`).
     Bench,
+    /// The makespan benchmark's sleeping cases over 3 runtimes (`cargo xtask bench makespan`;
+    /// `--bench-seed`, `--bench-workload`).
+    Makespan,
 }
 
 impl SuiteArg {
@@ -118,6 +121,7 @@ impl SuiteArg {
         match self {
             SuiteArg::Builtin => "builtin",
             SuiteArg::Bench => "bench",
+            SuiteArg::Makespan => "makespan",
         }
     }
 }
@@ -263,6 +267,19 @@ pub struct Cli {
     /// With --suite bench: the number of classes they are spread over.
     #[arg(long, hide = true, default_value_t = crate::bench_suite::CLASSES, value_parser = parse_count)]
     pub bench_classes: u32,
+
+    /// With --suite makespan: the seed its durations are drawn from.
+    #[arg(long, hide = true, default_value_t = 1)]
+    pub bench_seed: u64,
+
+    /// With --suite makespan: the workload (1: 4 cards' worth; 2: 8 cards', two-card cases).
+    #[arg(long, hide = true, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=2))]
+    pub bench_workload: u32,
+
+    /// The duration history file (default: history-<suite>-<arch>.json beside the run's report
+    /// directory).
+    #[arg(long, value_name = "FILE")]
+    pub history: Option<PathBuf>,
 
     /// Honour the test-only lane hooks (ONBOARD_TEST_LANE_PAUSE, ONBOARD_TEST_LANE_EXIT); the
     /// dispatcher passes it on to its lanes. Tests only.

@@ -1,6 +1,9 @@
 //! `--order smart`: the run's queue turned into a plan per card before the first hand-out, from
 //! the duration history's estimates ([`Estimates`]) and [`crate::dispatch::policy::planner`].
 //!
+//! The multi-card cases, which still run in their phase at the end, are ordered a runtime's
+//! together.
+//!
 //! This file only gathers the planner's facts from the queue and gives its answer to
 //! [`Work::follow_plan`]; the hand-out then follows it (`handout`), stealing when a card runs
 //! ahead. It never reads the history file (the app does) and never hands work out.
@@ -73,6 +76,15 @@ impl Work {
             .map(|units| units.iter().map(|u| (u.cases.clone(), u.ms)).collect())
             .collect();
         self.follow_plan(per_card);
+        // The multi-card phase runs its cases one after another in one lane: a runtime's
+        // together (one init each, not one per switch), the longest first within it.
+        let mut multi = self.multi_queued();
+        multi.sort_by_key(|&i| {
+            let runtime = suite.classes[self.case(i).class].runtime.name.as_str();
+            let ms = est.case_ms.get(i).copied().unwrap_or(0);
+            (runtime, std::cmp::Reverse(ms), i)
+        });
+        self.reorder_multi(multi);
         plan
     }
 }

@@ -260,6 +260,17 @@ impl Work {
         !self.multi.is_empty()
     }
 
+    /// The waiting multi-card cases, in order.
+    pub fn multi_queued(&self) -> Vec<usize> {
+        self.multi.iter().copied().collect()
+    }
+
+    /// Puts the waiting multi-card cases in this order (the same cases).
+    pub fn reorder_multi(&mut self, order: Vec<usize>) {
+        debug_assert_eq!(order.len(), self.multi.len());
+        self.multi = order.into();
+    }
+
     /// Takes every waiting multi-card case, in order.
     pub fn take_multi(&mut self) -> Vec<usize> {
         self.multi.drain(..).collect()
