@@ -242,7 +242,7 @@ fn dispatch_main(cli: &Cli, suite: &Suite) -> Result<ExitCode, String> {
         Err(e @ ReportDirError::Held { .. }) => return Err(error_chain(&e)),
         Err(e) => return Ok(report_write_failed(&e)),
     };
-    let history_path = history_path(&report_dir, cli);
+    let history_path = history_path(s.report_dir.value.as_deref(), cli);
     let (history, history_warning) = History::load(&history_path);
     if let Some(w) = &history_warning {
         output::err(format_args!(
@@ -334,17 +334,21 @@ fn dispatch_main(cli: &Cli, suite: &Suite) -> Result<ExitCode, String> {
     }
 }
 
-/// The duration history of this suite and arch: `--history`, else beside the run's report
-/// directory (the directory that holds the arch's runs, for the default report dir).
-fn history_path(report_dir: &Path, cli: &Cli) -> PathBuf {
+/// The duration history of this suite and arch: `--history`, else in the report root (the
+/// directory of the arches' run dirs, which hold nothing else) for the default report dir, or
+/// beside an explicit `--report-dir`.
+fn history_path(report_dir: Option<&Path>, cli: &Cli) -> PathBuf {
     if let Some(p) = &cli.history {
         return p.clone();
     }
-    let dir = report_dir
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    history::path_in(dir, cli.suite.name(), cli.arch.name())
+    let dir = match report_dir {
+        Some(d) => d
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf),
+        None => default_report_root(),
+    };
+    history::path_in(&dir, cli.suite.name(), cli.arch.name())
 }
 
 /// The estimates `--order` plans from: `smart` (the default when the history holds durations)
