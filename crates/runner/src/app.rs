@@ -23,12 +23,13 @@ use crate::case::Suite;
 use crate::cli::{self, Cli, ListFormat, Parsed, SuiteArg};
 use crate::config;
 use crate::dispatch::{self, AutoCount, DispatchStats, LaneCommand, RunPlan};
-use crate::history::{self, History};
+use crate::history::History;
 use crate::lane::{self, LaneConfig};
+use crate::order;
 use crate::output;
 use crate::platform::{self, PlatformInfo};
 use crate::report::model::Platform;
-use crate::report::{render_summary, Event, ReportDir, ReportDirError, RunReport};
+use crate::report::{render_summary, ReportDir, ReportDirError};
 use crate::rerun;
 use crate::select::{self, Filter, Selection};
 
@@ -242,7 +243,7 @@ fn dispatch_main(cli: &Cli, suite: &Suite) -> Result<ExitCode, String> {
         Err(e @ ReportDirError::Held { .. }) => return Err(error_chain(&e)),
         Err(e) => return Ok(report_write_failed(&e)),
     };
-    let history_path = history_path(s.report_dir.value.as_deref(), cli);
+    let history_path = order::history_path(s.report_dir.value.as_deref(), cli, default_report_root());
     let (history, history_warning) = History::load(&history_path);
     if let Some(w) = &history_warning {
         output::err(format_args!(
@@ -250,7 +251,7 @@ fn dispatch_main(cli: &Cli, suite: &Suite) -> Result<ExitCode, String> {
             error_chain(w)
         ));
     }
-    let estimates = order_estimates(cli.order, history.as_ref(), suite, &selection);
+    let estimates = order::estimates(cli.order, history.as_ref(), suite, &selection);
     let default_num = match info.platform {
         Platform::Sim => AutoCount::Exactly(2),
         Platform::Onboard => AutoCount::AllFree,
@@ -306,7 +307,7 @@ fn dispatch_main(cli: &Cli, suite: &Suite) -> Result<ExitCode, String> {
         Err(e) => return Ok(report_write_failed(&e)),
     };
     let report = &outcome.report;
-    record_history(history, &history_path, report, &report_dir);
+    order::record_history(history, &history_path, report, &report_dir);
     output::out(render_summary(report).trim_end());
     if let Some(path) = &cli.stats_out {
         write_stats(path, &outcome.stats);
@@ -331,92 +332,6 @@ fn dispatch_main(cli: &Cli, suite: &Suite) -> Result<ExitCode, String> {
                 .interrupted
                 .map_or(failed, |i| ExitCode::from(i.exit_code())))
         }
-    }
-}
-
-/// The duration history of this suite and arch: `--history`, else in the report root (the
-/// directory of the arches' run dirs, which hold nothing else) for the default report dir, or
-/// beside an explicit `--report-dir`.
-fn history_path(report_dir: Option<&Path>, cli: &Cli) -> PathBuf {
-    if let Some(p) = &cli.history {
-        return p.clone();
-    }
-    let dir = match report_dir {
-        Some(d) => d
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .map_or_else(|| PathBuf::from("."), Path::to_path_buf),
-        None => default_report_root(),
-    };
-    history::path_in(&dir, cli.suite.name(), cli.arch.name())
-}
-
-/// The estimates `--order` plans from: `smart` (the default when the history holds durations)
-/// estimates every selected case (an explicit `smart` without a history plans by case count);
-/// `suite`, or no history and no `--order`: none (suite order).
-fn order_estimates(
-    order: Option<cli::OrderArg>,
-    history: Option<&History>,
-    suite: &Suite,
-    selection: &Selection,
-) -> Option<dispatch::Estimates> {
-    let usable = history.filter(|h| h.has_durations());
-    let smart = match order {
-        Some(cli::OrderArg::Smart) => true,
-        Some(cli::OrderArg::Suite) => false,
-        None => usable.is_some(),
-    };
-    if !smart {
-        return None;
-    }
-    if usable.is_none() {
-        output::err(format_args!(
-            "note: --order smart without a duration history: planned by case count and runtime"
-        ));
-    }
-    let empty = History::default();
-    let h = usable.unwrap_or(&empty);
-    let ids: Vec<(String, &str)> = selection
-        .classes
-        .iter()
-        .flat_map(|sc| {
-            let class = &suite.classes[sc.class];
-            sc.cases
-                .iter()
-                .map(move |&ci| (class.case_id(&class.cases[ci]), class.name.as_str()))
-        })
-        .collect();
-    let case_ms = h.estimates(ids.iter().map(|(id, class)| (id.as_str(), *class)));
-    let init_ms = suite
-        .classes
-        .iter()
-        .map(|c| c.runtime.name.clone())
-        .filter(|r| h.inits.contains_key(r))
-        .map(|r| {
-            let ms = h.init_estimate(&r);
-            (r, ms)
-        })
-        .collect();
-    Some(dispatch::Estimates { case_ms, init_ms })
-}
-
-/// Adds the run to the duration history and writes it (a failure is a warning: the run's
-/// verdicts stand). The init times come from the journal's `worker` lines.
-fn record_history(history: Option<History>, path: &Path, report: &RunReport, report_dir: &Path) {
-    let mut h = history.unwrap_or_default();
-    let journal = report_dir.join(crate::report::JOURNAL_JSONL);
-    let inits = std::fs::read_to_string(&journal)
-        .map(|text| {
-            text.lines()
-                // Only the lines that can hold an init time are parsed.
-                .filter(|l| l.contains("\"init_ms\""))
-                .filter_map(|l| serde_json::from_str::<Event>(l).ok())
-                .collect::<Vec<_>>()
-        })
-        .unwrap_or_default();
-    h.record(&report.cases, &inits);
-    if let Err(e) = h.write(path) {
-        output::err(format_args!("warning: {}", error_chain(&e)));
     }
 }
 

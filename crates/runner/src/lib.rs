@@ -30,6 +30,8 @@
 //!   [`settings`]: the settings' value types and parsers, below `cli`, `config`, `dispatch` and
 //!   `lane`;
 //!   [`list`]: `--list`, plain or JSON Lines;
+//!   [`history`]: the duration history per suite and arch; [`order`]: `--order` and `--history`,
+//!   the history's place, the estimates a planned run uses and the run added at its end;
 //!   [`archive`]: suite archives for card hosts (`--archive FILE`; the format is
 //!   `cardguard-archive`'s);
 //!   [`output`]: its own lines, safe on a closed pipe.
@@ -56,6 +58,7 @@ pub mod history;
 pub mod kernels;
 pub mod lane;
 pub mod list;
+pub mod order;
 pub mod output;
 pub mod platform;
 pub mod pool;
