@@ -276,8 +276,8 @@ pub struct Cli {
     #[arg(long, hide = true, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=2))]
     pub bench_workload: u32,
 
-    /// The duration history file (default: history-<suite>-<arch>.json beside the run's report
-    /// directory).
+    /// The duration history file (default: history-SUITE-ARCH.json in the report root, or beside
+    /// an explicit --report-dir).
     #[arg(long, value_name = "FILE")]
     pub history: Option<PathBuf>,
 
