@@ -69,6 +69,36 @@ fn check_complete(w: &Workload, p: &RunPlan) {
     want.sort_unstable();
     assert_eq!(planned, want, "every case once");
     assert_eq!(p.cards.len(), w.cards);
+    if w.multi.is_empty() {
+        // The predicted makespan is what the cards' units add up to (an init per runtime held).
+        let loads: Vec<u64> = p
+            .cards
+            .iter()
+            .map(|units| {
+                let mut runtimes: Vec<usize> = units.iter().map(|u| u.runtime).collect();
+                runtimes.sort_unstable();
+                runtimes.dedup();
+                let inits: u64 = runtimes.iter().map(|&r| w.init_ms[r]).sum();
+                units.iter().map(|u| u.ms).sum::<u64>() + inits
+            })
+            .collect();
+        assert_eq!(
+            loads.iter().copied().max().unwrap_or(0),
+            p.makespan_ms,
+            "the makespan adds up"
+        );
+        let inits: usize = p
+            .cards
+            .iter()
+            .map(|units| {
+                let mut r: Vec<usize> = units.iter().map(|u| u.runtime).collect();
+                r.sort_unstable();
+                r.dedup();
+                r.len()
+            })
+            .sum();
+        assert_eq!(inits, p.inits, "the inits add up");
+    }
 }
 
 #[test]
