@@ -10,6 +10,8 @@
 //!   cases): ...` (the difference of the two M is the check's cost per case).
 //! - `recovery`: what a fault costs beyond its floor, and what process isolation costs
 //!   (`bench_recovery`).
+//! - `makespan`: wall time against its lower bound with `--order suite` and `smart`
+//!   (`bench_makespan`).
 //! - `scale`: 100,000 trivial cases in 1,000 classes on 8 cards (`bench_scale`).
 //!
 //! Speed is measured here, never asserted in tests: the tests run each command on a small size
@@ -20,7 +22,7 @@ use std::process::ExitCode;
 
 use crate::bench_sandbox::{RunSpec, Sandbox};
 use crate::onboard::build_suite;
-use crate::{bench_recovery, bench_scale};
+use crate::{bench_makespan, bench_recovery, bench_scale};
 
 /// Arguments.
 #[derive(Debug, clap::Args)]
@@ -48,6 +50,18 @@ enum Which {
               value_parser = clap::value_parser!(u64).range(2..))]
         op_timeout_ms: u64,
     },
+    /// Wall time against its lower bound, --order suite and smart (issue 23).
+    Makespan {
+        /// Runs of each configuration (the median is reported).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+        runs: u32,
+        /// Every init's delay on the simulated cards, standing for a chip worker's init.
+        #[arg(long, value_name = "MS", default_value_t = 300)]
+        init_delay_ms: u64,
+        /// The seed of the case durations.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
     /// Trivial cases at a large host's size.
     Scale {
         /// Trivial cases.
@@ -71,6 +85,7 @@ pub fn run(args: Args) -> ExitCode {
         Which::Dispatch => "dispatch",
         Which::Recovery { .. } => "recovery",
         Which::Scale { .. } => "scale",
+        Which::Makespan { .. } => "makespan",
     };
     let result = build_suite(true).and_then(|exe| {
         let mut out = std::io::stdout().lock();
@@ -88,6 +103,18 @@ pub fn run(args: Args) -> ExitCode {
                     op_timeout_ms,
                 };
                 bench_recovery::recovery(&exe, s, &mut out, &mut log).map(|_| ())
+            }
+            Which::Makespan {
+                runs,
+                init_delay_ms,
+                seed,
+            } => {
+                let s = bench_makespan::Settings {
+                    runs,
+                    init_delay_ms,
+                    seed,
+                };
+                bench_makespan::makespan(&exe, s, &mut out, &mut log).map(|_| ())
             }
             Which::Scale {
                 cases,

@@ -2,6 +2,7 @@
 
 mod archive;
 mod bench;
+mod bench_makespan;
 mod bench_recovery;
 mod bench_sandbox;
 mod bench_scale;

@@ -26,7 +26,9 @@ use crate::cli::{self, Cli, ListFormat, Parsed, SuiteArg};
 use crate::cli_reference;
 use crate::config;
 use crate::dispatch::{self, AutoCount, DispatchStats, LaneCommand, RunPlan};
+use crate::history::History;
 use crate::lane::{self, LaneConfig};
+use crate::order;
 use crate::output;
 use crate::platform::{self, PlatformInfo};
 use crate::report::model::Platform;
@@ -119,6 +121,7 @@ fn run(args: Vec<OsString>, builtin: fn(Arch) -> Suite) -> ExitCode {
     let suite = match cli.suite {
         SuiteArg::Builtin => builtin(cli.arch),
         SuiteArg::Bench => bench_suite::sized(cli.bench_cases, cli.bench_classes),
+        SuiteArg::Makespan => bench_suite::makespan(cli.bench_seed, cli.bench_workload),
     };
     if cli.lane {
         // The dispatcher validated this very suite (the same binary, the same flags) before it
@@ -302,6 +305,15 @@ fn dispatch_main(cli: &Cli, suite: &Suite, foreign: Option<&ForeignLanes>) -> Re
         Err(e @ ReportDirError::Held { .. }) => return Err(error_chain(&e)),
         Err(e) => return Ok(report_write_failed(&e)),
     };
+    let history_path = order::history_path(s.report_dir.value.as_deref(), cli, default_report_root());
+    let (history, history_warning) = History::load(&history_path);
+    if let Some(w) = &history_warning {
+        output::err(format_args!(
+            "warning: {}; starting a fresh history",
+            error_chain(w)
+        ));
+    }
+    let estimates = order::estimates(cli.order, history.as_ref(), suite, &selection);
     let default_num = match info.platform {
         Platform::Sim => AutoCount::Exactly(2),
         Platform::Onboard => AutoCount::AllFree,
@@ -352,6 +364,7 @@ fn dispatch_main(cli: &Cli, suite: &Suite, foreign: Option<&ForeignLanes>) -> Re
         missing_kernels,
         isolation: s.isolation.value.into(),
         stack_tool_path: dispatch::default_stack_tool_path(),
+        estimates,
     };
     let outcome = match dispatch::run(plan, suite) {
         // Plain data, freed by the process's exit rather than case by case (tens of ms at
@@ -360,6 +373,7 @@ fn dispatch_main(cli: &Cli, suite: &Suite, foreign: Option<&ForeignLanes>) -> Re
         Err(e) => return Ok(report_write_failed(&e)),
     };
     let report = &outcome.report;
+    order::record_history(history, &history_path, report, &report_dir);
     output::out(render_summary(report).trim_end());
     if let Some(path) = &cli.stats_out {
         write_stats(path, &outcome.stats);
@@ -471,6 +485,15 @@ fn lane_command(
         for (flag, n) in [
             ("--bench-cases", cli.bench_cases),
             ("--bench-classes", cli.bench_classes),
+        ] {
+            args.push(OsString::from(flag));
+            args.push(OsString::from(n.to_string()));
+        }
+    }
+    if cli.suite == SuiteArg::Makespan {
+        for (flag, n) in [
+            ("--bench-seed", cli.bench_seed),
+            ("--bench-workload", u64::from(cli.bench_workload)),
         ] {
             args.push(OsString::from(flag));
             args.push(OsString::from(n.to_string()));

@@ -59,6 +59,46 @@ pub fn sized(cases: u32, classes: u32) -> Suite {
     })
 }
 
+/// The makespan benchmark's workloads (`cargo xtask bench makespan`, issue 23): host-code cases
+/// that sleep their duration, log-normal around [`MAKESPAN_MEDIAN_MS`] (sigma 1), drawn from
+/// `seed`. Workload 1: 240 cases in 24 classes over 3 runtimes (for 4 cards); workload 2: 480
+/// cases in 48 classes over 3 runtimes, one case in ten needing two cards (for 8 cards).
+pub fn makespan(seed: u64, workload: u32) -> Suite {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let (classes, per_class, multi_every) = match workload {
+        2 => (48, 10, Some(10)),
+        _ => (24, 10, None),
+    };
+    let runtimes: Vec<Runtime> = (0..3).map(|r| Runtime::new(format!("makespan_rt{r}"))).collect();
+    let mut n = 0usize;
+    (0..classes).fold(Suite::new(), |s, c| {
+        let cases: Vec<CaseSpec> = (0..per_class)
+            .map(|k| {
+                // Box-Muller: one normal draw.
+                let u1: f64 = rng.gen_range(1e-9..1.0);
+                let u2: f64 = rng.gen_range(0.0..1.0);
+                let z: f64 = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+                let ms = (MAKESPAN_MEDIAN_MS * z.exp()).round().max(1.0) as u64;
+                let sleep = std::time::Duration::from_millis(ms);
+                let case = CaseSpec::host(format!("case{k:02}"), &[], move |_| {
+                    std::thread::sleep(sleep);
+                    Ok(())
+                });
+                n += 1;
+                match multi_every {
+                    Some(every) if n % every == 0 => case.devices(2),
+                    _ => case,
+                }
+            })
+            .collect();
+        s.class(ClassSpec::pooled(format!("Makespan{c:02}"), runtimes[c % 3].clone()).cases(cases))
+    })
+}
+
+/// The median case duration of [`makespan`]'s workloads (ms).
+pub const MAKESPAN_MEDIAN_MS: f64 = 40.0;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -68,6 +108,29 @@ mod tests {
             .iter()
             .filter(|c| !c.name.starts_with(COMPUTE_PREFIX))
             .collect()
+    }
+
+    #[test]
+    fn the_makespan_workloads_are_their_size_and_the_same_for_a_seed() {
+        let one = makespan(1, 1);
+        one.validate().unwrap();
+        assert_eq!(one.classes.len(), 24);
+        assert_eq!(one.classes.iter().map(|c| c.cases.len()).sum::<usize>(), 240);
+        let two = makespan(1, 2);
+        let multi = two
+            .classes
+            .iter()
+            .flat_map(|c| &c.cases)
+            .filter(|c| c.device_count == 2)
+            .count();
+        assert_eq!(multi, 48, "one case in ten needs two cards");
+        let names = |s: &Suite| {
+            s.classes
+                .iter()
+                .map(|c| c.runtime.name.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names(&one), names(&makespan(1, 1)));
     }
 
     #[test]

@@ -92,6 +92,16 @@ impl From<IsolationArg> for Isolation {
     }
 }
 
+/// `--order`: how work is handed out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OrderArg {
+    /// Planned from the duration history: longest work first, a runtime's classes kept on one
+    /// card, a card that runs ahead steals (the default when a history exists).
+    Smart,
+    /// Suite order, a class to whichever lane asks (the default without a history).
+    Suite,
+}
+
 /// `--suite` (hidden).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum SuiteArg {
@@ -101,6 +111,9 @@ pub enum SuiteArg {
     /// sized by `--bench-cases` and `--bench-classes`), and 200 compute cases apart (tagged
     /// `bench_compute`).
     Bench,
+    /// The makespan benchmark's sleeping cases over 3 runtimes (`cargo xtask bench makespan`;
+    /// `--bench-seed`, `--bench-workload`).
+    Makespan,
 }
 
 impl SuiteArg {
@@ -109,6 +122,7 @@ impl SuiteArg {
         match self {
             SuiteArg::Builtin => "builtin",
             SuiteArg::Bench => "bench",
+            SuiteArg::Makespan => "makespan",
         }
     }
 }
@@ -235,6 +249,11 @@ pub struct Cli {
     #[arg(long, value_name = "DIR")]
     pub report_dir: Option<PathBuf>,
 
+    /// How work is handed out: smart (planned from the duration history; the default when one
+    /// exists) or suite (suite order).
+    #[arg(long, value_enum)]
+    pub order: Option<OrderArg>,
+
     /// Run the K-th of N shares of the classes: hash:K/N (K from 1).
     ///
     /// The shares are deterministic: N runs with K = 1..N run every class exactly once;
@@ -317,6 +336,19 @@ pub struct Cli {
     /// With --suite bench: the number of classes they are spread over.
     #[arg(long, hide = true, default_value_t = crate::bench_suite::CLASSES, value_parser = parse_count)]
     pub bench_classes: u32,
+
+    /// With --suite makespan: the seed its durations are drawn from.
+    #[arg(long, hide = true, default_value_t = 1)]
+    pub bench_seed: u64,
+
+    /// With --suite makespan: the workload (1: 4 cards' worth; 2: 8 cards', two-card cases).
+    #[arg(long, hide = true, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=2))]
+    pub bench_workload: u32,
+
+    /// The duration history file (default: history-SUITE-ARCH.json in the report root, or beside
+    /// an explicit --report-dir).
+    #[arg(long, value_name = "FILE")]
+    pub history: Option<PathBuf>,
 
     /// Honour the test-only lane hooks (ONBOARD_TEST_LANE_PAUSE, ONBOARD_TEST_LANE_EXIT); the
     /// dispatcher passes it on to its lanes. Tests only.

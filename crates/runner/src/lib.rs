@@ -31,6 +31,8 @@
 //!   [`settings`]: the settings' value types and parsers, below `cli`, `config`, `dispatch` and
 //!   `lane`;
 //!   [`list`]: `--list`, plain or JSON Lines;
+//!   [`history`]: the duration history per suite and arch; [`order`]: `--order` and `--history`,
+//!   the history's place, the estimates a planned run uses and the run added at its end;
 //!   [`archive`]: suite archives for card hosts (`--archive FILE`; the format is
 //!   `cardguard-archive`'s);
 //!   [`output`]: its own lines, safe on a closed pipe.
@@ -54,9 +56,11 @@ pub mod config;
 pub mod crumb;
 pub mod dispatch;
 pub mod exec;
+pub mod history;
 pub mod kernels;
 pub mod lane;
 pub mod list;
+pub mod order;
 pub mod output;
 pub mod platform;
 pub mod pool;

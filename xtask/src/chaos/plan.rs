@@ -250,6 +250,9 @@ impl Plan {
             CASE_TIMEOUT_S.to_string(),
             "--faults".into(),
             self.faults(),
+            // The planned hand-out (issue 23): retries, requeues and quarantine must re-plan.
+            "--order".into(),
+            "smart".into(),
             "--no-progress".into(),
         ]
     }

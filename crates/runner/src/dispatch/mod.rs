@@ -31,3 +31,4 @@ pub use proc::{
     RunOutcome, RunPlan, ENV_SPAWN_EAGAIN, ENV_STACK_TOOL_PATH, EXIT_DRAIN_GRACE, FOREIGN_DEVICE_FLAG,
     FOREIGN_PREFLIGHT_FLAG, STACK_BOUND,
 };
+pub use state::Estimates;

@@ -29,6 +29,7 @@ pub mod handout;
 pub mod kill_reason;
 pub mod lane_exit;
 pub mod plan;
+pub mod planner;
 pub mod quarantine;
 pub mod retry;
 pub mod sink_rerun;

@@ -16,7 +16,7 @@ use super::signals::SignalWatch;
 use crate::case::Suite;
 use crate::config::Overrides;
 use crate::dispatch::policy::{skip_reason, Isolation, SkipFacts};
-use crate::dispatch::state::{self, Work};
+use crate::dispatch::state::{self, Estimates, Work};
 use crate::kernels::MissingKernels;
 use crate::platform::PlatformInfo;
 use crate::report::model::{Event, FlakyResult, RunInfo, RunReport};
@@ -60,6 +60,8 @@ pub struct RunPlan {
     /// Where a hung case's stack tool (`eu-stack`, else `gdb`) is looked for (a `PATH`-like
     /// list; default [`super::default_stack_tool_path`]). Empty: no stacks, the breadcrumb alone.
     pub stack_tool_path: std::ffi::OsString,
+    /// `--order smart`: the estimates the hand-out is planned from; `None`: suite order.
+    pub estimates: Option<Estimates>,
 }
 
 /// What the benchmarks read (`--stats-out`): the window from the first assignment to the last
@@ -179,6 +181,14 @@ pub fn run(plan: RunPlan, suite: &Suite) -> Result<RunOutcome, DispatchError> {
             reporter.event(&Event::CaseSkipped { at_ms, id, reason })?;
             work.withdraw(i);
         }
+    }
+    if let Some(est) = &plan.estimates {
+        let planned = work.plan_hand_out(suite, est, devices.len());
+        tracing::info!(
+            makespan_ms = planned.makespan_ms,
+            inits = planned.inits,
+            "planned the hand-out (--order smart)"
+        );
     }
     let stack_tool = super::stacks::find(&plan.stack_tool_path);
     let state_settings = state::Settings {

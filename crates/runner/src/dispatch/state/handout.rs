@@ -163,12 +163,18 @@ impl DispatchState {
             }
             Plan::Give(rounds) => {
                 for give in rounds {
-                    let unit = match give.take {
-                        Take::Unit => self.work.pop(),
-                        Take::AtMost(n) => self.work.pop_at_most(n),
+                    let at_most = match give.take {
+                        Take::Unit => None,
+                        Take::AtMost(n) => Some(n),
                     };
-                    let Some(unit) = unit else { break };
-                    self.assign(give.lane, unit);
+                    let l = &self.lanes[give.lane];
+                    // A planned run: the lane's card's own plan, stealing once it holds nothing.
+                    let unit = self.work.pop_for(l.card, l.outstanding.is_empty(), at_most);
+                    match unit {
+                        Some(unit) => self.assign(give.lane, unit),
+                        None if self.work.is_planned() && self.work.has_queued() => continue,
+                        None => break,
+                    }
                 }
             }
         }

@@ -34,6 +34,7 @@ mod machine;
 mod messages;
 mod multi;
 mod output;
+mod planned;
 mod timers;
 mod work;
 
@@ -46,4 +47,5 @@ pub use case::CaseState;
 pub use ending::Ending;
 pub use event::{Action, Event, LaneId, LaneSignal, NotSpawned};
 pub use machine::{DispatchState, Settings};
+pub use planned::Estimates;
 pub use work::{Unit, Work};

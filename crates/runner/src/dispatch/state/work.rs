@@ -27,6 +27,9 @@ pub struct Work {
     cases: Vec<CaseState>,
     index: FxHashMap<String, usize>,
     queue: VecDeque<Unit>,
+    /// `--order smart`: per card, its planned units and their estimates (ms), in order; the
+    /// queue above then holds only what came back (retries, requeued cases), handed out first.
+    planned: Vec<VecDeque<(Unit, u64)>>,
     multi: VecDeque<usize>,
     open: usize,
 }
@@ -90,12 +93,104 @@ impl Work {
 
     /// Takes a case out of the run before it is handed out (a skip).
     pub fn withdraw(&mut self, i: usize) {
+        self.drop_queued(i);
+        self.multi.retain(|c| *c != i);
+        self.finish(i);
+    }
+
+    /// Takes case `i` out of every queue (shared and planned).
+    fn drop_queued(&mut self, i: usize) {
         for u in &mut self.queue {
             u.cases.retain(|c| *c != i);
         }
         self.queue.retain(|u| !u.cases.is_empty());
-        self.multi.retain(|c| *c != i);
-        self.finish(i);
+        for q in &mut self.planned {
+            for (u, _) in q.iter_mut() {
+                u.cases.retain(|c| *c != i);
+            }
+            q.retain(|(u, _)| !u.cases.is_empty());
+        }
+    }
+
+    /// The queue's units (one per selected class before any hand-out), in order.
+    pub fn queued_units(&self) -> impl Iterator<Item = &Unit> {
+        self.queue.iter()
+    }
+
+    /// Follows a plan from now on: `per_card[c]` is card `c`'s units (cases and their estimated
+    /// total, ms) in order. The shared queue is replaced (the plan holds its cases).
+    pub fn follow_plan(&mut self, per_card: Vec<Vec<(Vec<usize>, u64)>>) {
+        self.queue.clear();
+        self.planned = per_card
+            .into_iter()
+            .map(|units| {
+                units
+                    .into_iter()
+                    .filter(|(cases, _)| !cases.is_empty())
+                    .map(|(cases, ms)| (Unit { cases }, ms))
+                    .collect()
+            })
+            .collect();
+    }
+
+    /// Whether the run follows a plan.
+    pub fn is_planned(&self) -> bool {
+        !self.planned.is_empty()
+    }
+
+    /// Card `card` has run out of its planned work: moves the longest unit left in another
+    /// card's plan to the front of its own (stealing). `false` when nothing is left anywhere.
+    fn steal_for(&mut self, card: usize) -> bool {
+        let mut best: Option<(u64, usize, usize)> = None;
+        for (c, q) in self.planned.iter().enumerate() {
+            if c == card {
+                continue;
+            }
+            for (j, (_, ms)) in q.iter().enumerate() {
+                if best.map_or(true, |b| *ms > b.0) {
+                    best = Some((*ms, c, j));
+                }
+            }
+        }
+        let Some((_, c, j)) = best else { return false };
+        let Some(unit) = self.planned[c].remove(j) else {
+            return false;
+        };
+        if let Some(q) = self.planned.get_mut(card) {
+            q.push_front(unit);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// The next unit for the lane on card `card`: what came back to the queue first, then the
+    /// card's own plan, then (`may_steal`: its lane holds nothing) the longest unit left in
+    /// another card's plan. Without a plan, the queue's next unit. `at_most` cuts the unit to
+    /// its first cases (`--isolation case`; the rest stays first).
+    pub fn pop_for(&mut self, card: usize, may_steal: bool, at_most: Option<usize>) -> Option<Unit> {
+        if !self.queue.is_empty() || !self.is_planned() {
+            return match at_most {
+                Some(n) => self.pop_at_most(n),
+                None => self.pop(),
+            };
+        }
+        let own_empty = self.planned.get(card).map_or(true, VecDeque::is_empty);
+        if own_empty && !(may_steal && self.steal_for(card)) {
+            return None;
+        }
+        let q = self.planned.get_mut(card)?;
+        let (front, ms) = q.front_mut()?;
+        match at_most {
+            Some(n) if front.cases.len() > n.max(1) => {
+                let cases: Vec<usize> = front.cases.drain(..n.max(1)).collect();
+                // What is left is estimated at its share of the whole.
+                let left = front.cases.len() as u64;
+                *ms = *ms * left / (left + cases.len() as u64);
+                Some(Unit { cases })
+            }
+            _ => q.pop_front().map(|(u, _)| u),
+        }
     }
 
     /// Marks a case's verdict final.
@@ -134,7 +229,7 @@ impl Work {
 
     /// Whether work is waiting for a lane.
     pub fn has_queued(&self) -> bool {
-        !self.queue.is_empty()
+        !self.queue.is_empty() || self.planned.iter().any(|q| !q.is_empty())
     }
 
     /// Queues a retry of one case ahead of everything else (a multi-card case: in the
@@ -150,18 +245,30 @@ impl Work {
     /// Takes a queued single-card case out of the queue to hand it out another way (a fresh
     /// lane's pass); `false` when it is not queued (already handed out, or finished).
     pub fn unqueue(&mut self, i: usize) -> bool {
-        let before: usize = self.queue.iter().map(|u| u.cases.len()).sum();
-        for u in &mut self.queue {
-            u.cases.retain(|c| *c != i);
-        }
-        self.queue.retain(|u| !u.cases.is_empty());
-        let after: usize = self.queue.iter().map(|u| u.cases.len()).sum();
-        after < before
+        let before = self.queued_cases();
+        self.drop_queued(i);
+        self.queued_cases() < before
+    }
+
+    fn queued_cases(&self) -> usize {
+        let planned: usize = self.planned.iter().flatten().map(|(u, _)| u.cases.len()).sum();
+        planned + self.queue.iter().map(|u| u.cases.len()).sum::<usize>()
     }
 
     /// Whether multi-card cases wait for the multi-card phase.
     pub fn has_multi(&self) -> bool {
         !self.multi.is_empty()
+    }
+
+    /// The waiting multi-card cases, in order.
+    pub fn multi_queued(&self) -> Vec<usize> {
+        self.multi.iter().copied().collect()
+    }
+
+    /// Puts the waiting multi-card cases in this order (the same cases).
+    pub fn reorder_multi(&mut self, order: Vec<usize>) {
+        debug_assert_eq!(order.len(), self.multi.len());
+        self.multi = order.into();
     }
 
     /// Takes every waiting multi-card case, in order.
@@ -226,6 +333,9 @@ impl Work {
     /// Drops every queued unit (no card can run them).
     pub fn clear_queue(&mut self) {
         self.queue.clear();
+        for q in &mut self.planned {
+            q.clear();
+        }
         self.multi.clear();
     }
 }

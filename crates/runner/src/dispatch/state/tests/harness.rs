@@ -128,6 +128,23 @@ impl Sim {
         }
     }
 
+    /// A run of `suite` on `cards` cards following `plan` (`--order smart`): per card, its units
+    /// (case indices in the run's order, and their estimate in ms).
+    pub fn planned(suite: &Suite, cards: usize, plan: Vec<Vec<(Vec<usize>, u64)>>) -> Self {
+        let mut sim = Self::with(suite, cards, settings(), &[]);
+        let sel = select(suite, Arch::A5, &Filter::default()).unwrap();
+        let mut work = Work::new(suite, &sel, &Overrides::default());
+        work.follow_plan(plan);
+        let seeds = (0..cards)
+            .map(|c| CardSeed {
+                device: u32::try_from(c).unwrap(),
+                health: None,
+            })
+            .collect();
+        sim.state = DispatchState::new(settings(), work, seeds);
+        sim
+    }
+
     /// Feeds `event` at `ms`; the actions, rendered.
     pub fn at(&mut self, ms: u64, event: Event) -> Vec<String> {
         let actions = self.state.handle(event, Duration::from_millis(ms));

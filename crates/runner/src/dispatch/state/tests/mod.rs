@@ -12,6 +12,7 @@
 //! - `preflight`: a card that remembers a quarantine is checked first;
 //! - `hardware`: a hardware fault takes its card out at once, "needs service", and later runs
 //!   skip the card.
+//! - `planned`: `--order smart`: each card takes its planned units, a card that runs ahead steals.
 
 mod clock;
 mod deaths;
@@ -21,5 +22,6 @@ mod host;
 mod interrupt;
 mod isolation;
 mod multi;
+mod planned;
 mod preflight;
 mod retries;

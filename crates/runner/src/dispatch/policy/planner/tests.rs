@@ -1,0 +1,254 @@
+//! The planner's table tests on crafted workloads, against the lower bound.
+
+use super::*;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// A workload of `classes` classes, runtimes round-robin, each class's cases' estimates.
+fn workload(cards: usize, init_ms: Vec<u64>, classes: Vec<Vec<u64>>) -> Workload {
+    let runtimes = init_ms.len();
+    let mut next = 0;
+    let classes = classes
+        .into_iter()
+        .enumerate()
+        .map(|(i, ms)| PlanClass {
+            runtime: i % runtimes,
+            cases: ms
+                .into_iter()
+                .map(|m| {
+                    next += 1;
+                    (next - 1, m)
+                })
+                .collect(),
+        })
+        .collect();
+    Workload {
+        cards,
+        init_ms,
+        classes,
+        multi: Vec::new(),
+    }
+}
+
+/// The issue's synthetic workload: log-normal durations (median `median_ms`).
+fn lognormal(seed: u64, cards: usize, runtimes: usize, classes: usize, cases: usize) -> Workload {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let per = cases / classes;
+    let ms = (0..classes)
+        .map(|_| {
+            (0..per)
+                .map(|_| {
+                    // Box-Muller: a normal draw, sigma 1, around ln(40).
+                    let u1: f64 = rng.gen_range(1e-9..1.0);
+                    let u2: f64 = rng.gen_range(0.0..1.0);
+                    let z: f64 = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+                    (40.0 * z.exp()).round() as u64
+                })
+                .collect()
+        })
+        .collect();
+    workload(cards, vec![300; runtimes], ms)
+}
+
+/// Every case is in the plan exactly once.
+fn check_complete(w: &Workload, p: &RunPlan) {
+    let mut planned: Vec<usize> = p
+        .cards
+        .iter()
+        .flatten()
+        .flat_map(|u| u.cases.iter().copied())
+        .chain(p.multi.iter().map(|m| m.case))
+        .collect();
+    planned.sort_unstable();
+    let mut want: Vec<usize> = w
+        .classes
+        .iter()
+        .flat_map(|c| c.cases.iter().map(|&(i, _)| i))
+        .chain(w.multi.iter().filter(|m| m.cards <= w.cards).map(|m| m.case))
+        .collect();
+    want.sort_unstable();
+    assert_eq!(planned, want, "every case once");
+    assert_eq!(p.cards.len(), w.cards);
+    if w.multi.is_empty() {
+        // The predicted makespan is what the cards' units add up to (an init per runtime held).
+        let loads: Vec<u64> = p
+            .cards
+            .iter()
+            .map(|units| {
+                let mut runtimes: Vec<usize> = units.iter().map(|u| u.runtime).collect();
+                runtimes.sort_unstable();
+                runtimes.dedup();
+                let inits: u64 = runtimes.iter().map(|&r| w.init_ms[r]).sum();
+                units.iter().map(|u| u.ms).sum::<u64>() + inits
+            })
+            .collect();
+        assert_eq!(
+            loads.iter().copied().max().unwrap_or(0),
+            p.makespan_ms,
+            "the makespan adds up"
+        );
+        let inits: usize = p
+            .cards
+            .iter()
+            .map(|units| {
+                let mut r: Vec<usize> = units.iter().map(|u| u.runtime).collect();
+                r.sort_unstable();
+                r.dedup();
+                r.len()
+            })
+            .sum();
+        assert_eq!(inits, p.inits, "the inits add up");
+    }
+}
+
+#[test]
+fn planner_table() {
+    type Row = (&'static str, Workload, f64, Option<usize>);
+    #[rustfmt::skip]
+    let rows: Vec<Row> = vec![
+        // what, workload, at most this ratio to the lower bound, inits expected
+        ("one giant case: it is the run, the rest fits beside it",
+         workload(4, vec![300], vec![vec![10_000], vec![50; 20], vec![40; 20]]), 1.0, None),
+        ("all-equal cases: an even split, a runtime's two classes on one card",
+         workload(4, vec![300; 4], vec![vec![100; 10]; 8]), 1.0, Some(4)),
+        ("one runtime per class, as many as cards: a class a card, one init each",
+         workload(4, vec![300, 300, 300, 300], vec![vec![500; 4]; 4]), 1.0, Some(4)),
+        ("one class alone would be the tail: it is split",
+         workload(4, vec![100], vec![vec![100; 40], vec![10; 4]]), 1.08, Some(4)),
+        ("many runtimes, costly inits: affinity keeps inits few",
+         workload(4, vec![1000; 8], (0..16).map(|i| vec![100 + i * 10; 10]).collect()), 1.08, Some(8)),
+        ("more cards than work: nothing waits",
+         workload(8, vec![200], vec![vec![30; 2]]), 1.0, Some(2)),
+    ];
+    for (what, w, ratio, inits) in rows {
+        let p = plan_run(&w);
+        check_complete(&w, &p);
+        let lb = lower_bound(&w);
+        let got = p.makespan_ms as f64 / lb as f64;
+        assert!(
+            got <= ratio,
+            "{what}: makespan {} / lower bound {lb} = {got:.3} > {ratio}",
+            p.makespan_ms
+        );
+        if let Some(n) = inits {
+            assert_eq!(p.inits, n, "{what}: inits");
+        }
+    }
+}
+
+#[test]
+fn the_issue_workload_is_within_8_percent_of_its_lower_bound() {
+    for seed in 0..10 {
+        let w = lognormal(seed, 4, 3, 24, 240);
+        let p = plan_run(&w);
+        check_complete(&w, &p);
+        let lb = lower_bound(&w);
+        let ratio = p.makespan_ms as f64 / lb as f64;
+        assert!(
+            ratio <= 1.08,
+            "seed {seed}: {} / {lb} = {ratio:.3}",
+            p.makespan_ms
+        );
+        assert!(
+            p.inits <= 8,
+            "seed {seed}: {} inits (suite order pays 12)",
+            p.inits
+        );
+    }
+}
+
+#[test]
+fn n_card_cases_are_placed_on_the_earliest_free_cards() {
+    let mut w = workload(4, vec![100], vec![vec![50; 8]]);
+    w.multi = vec![
+        PlanMulti {
+            case: 100,
+            runtime: 0,
+            cards: 2,
+            ms: 400,
+        },
+        PlanMulti {
+            case: 101,
+            runtime: 0,
+            cards: 4,
+            ms: 100,
+        },
+        PlanMulti {
+            case: 102,
+            runtime: 0,
+            cards: 8,
+            ms: 100,
+        },
+    ];
+    let p = plan_run(&w);
+    check_complete(&w, &p);
+    assert_eq!(
+        p.multi.len(),
+        2,
+        "the 8-card case is not planned on 4 cards (it is skipped)"
+    );
+    assert_eq!(
+        (p.multi[0].case, p.multi[0].start_ms),
+        (101, 0),
+        "the widest first, at once"
+    );
+    assert_eq!(p.multi[1].case, 100);
+    assert_eq!(
+        p.multi[1].start_ms, 200,
+        "then the 2-card case, after the 4-card one (init 100 + 100)"
+    );
+    // Cards 0 and 1 end at 200 + 400; the single-card work (400) fits on cards 2 and 3 by then.
+    assert_eq!(p.makespan_ms, 600);
+}
+
+#[test]
+fn a_card_runs_a_runtime_s_units_together_longest_runtime_first() {
+    let units = vec![
+        PlannedUnit {
+            class: 0,
+            runtime: 1,
+            cases: vec![0],
+            ms: 10,
+        },
+        PlannedUnit {
+            class: 1,
+            runtime: 0,
+            cases: vec![1],
+            ms: 30,
+        },
+        PlannedUnit {
+            class: 2,
+            runtime: 1,
+            cases: vec![2],
+            ms: 50,
+        },
+        PlannedUnit {
+            class: 3,
+            runtime: 0,
+            cases: vec![3],
+            ms: 5,
+        },
+    ];
+    let order: Vec<usize> = order_on_card(units).iter().map(|u| u.class).collect();
+    assert_eq!(
+        order,
+        vec![2, 0, 1, 3],
+        "runtime 1 (60 ms) before runtime 0 (35 ms)"
+    );
+}
+
+#[test]
+fn a_class_longer_than_its_share_is_split() {
+    let w = workload(4, vec![100], vec![vec![100; 40], vec![10; 4]]);
+    let p = plan_run(&w);
+    let holding = p.cards.iter().filter(|c| c.iter().any(|u| u.class == 0)).count();
+    assert_eq!(holding, 4, "the 4,000 ms class runs on every card");
+    // Every card pays its init: 4,040 ms of work and 4 inits over 4 cards.
+    assert_eq!(p.makespan_ms, 1110);
+}
+
+#[test]
+fn the_plan_is_deterministic() {
+    let w = lognormal(7, 4, 3, 24, 240);
+    assert_eq!(plan_run(&w), plan_run(&w));
+}

@@ -1,0 +1,223 @@
+//! `cargo xtask bench makespan`: a run's wall time against its lower bound (issue 23), with
+//! `--order suite` and `--order smart`, on sleeping host-code cases (the suite binary's hidden
+//! `--suite makespan`: durations drawn from a seed, log-normal around 40 ms) on simulated cards
+//! whose every init sleeps `--init-delay-ms` (standing for a chip worker's init).
+//!
+//! Two workloads: 240 cases in 24 classes over 3 runtimes on 4 cards; 480 cases in 48 classes
+//! over 3 runtimes, one case in ten needing two cards, on 8 cards. Each workload runs with
+//! `--order suite` first (on a fresh history, which it fills), then `--order smart` on that warm
+//! history, `--runs` times each (the median run by wall time is reported).
+//!
+//! Each run's figures come from its own files: the makespan is the dispatch window (first
+//! assignment to last verdict, `--stats-out`); the lower bound is max((the passing attempts'
+//! durations, a two-card case's counted twice, plus one init of every runtime) / cards, the
+//! longest case plus its runtime's init), with each runtime's init the median of the run's
+//! worker `built` events' `init_ms`; the inits paid are those `built` events.
+//!
+//! This file owns the configurations and the figures; the runs are `bench_sandbox`'s.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use cardguard_report::model::{AttemptOutcome, Event, WorkerAction};
+
+use crate::bench_sandbox::{load_average, median_index, RunOut, RunSpec, Sandbox};
+
+/// The settings of one invocation.
+#[derive(Debug, Clone, Copy)]
+pub struct Settings {
+    /// Runs of each configuration.
+    pub runs: u32,
+    /// Every init's delay.
+    pub init_delay_ms: u64,
+    /// The seed of the durations.
+    pub seed: u64,
+}
+
+/// One workload.
+#[derive(Debug, Clone, Copy)]
+struct Workload {
+    number: u32,
+    cards: u32,
+    /// Every this many cases (in suite order, counting from 1) one needs two cards, as the
+    /// suite binary's `bench_suite::makespan` builds it (xtask never links the runner).
+    two_card_every: Option<usize>,
+}
+
+const WORKLOADS: [Workload; 2] = [
+    Workload {
+        number: 1,
+        cards: 4,
+        two_card_every: None,
+    },
+    Workload {
+        number: 2,
+        cards: 8,
+        two_card_every: Some(10),
+    },
+];
+
+/// One run's figures.
+#[derive(Debug, Clone, Copy)]
+struct Figures {
+    makespan_ms: f64,
+    lower_bound_ms: f64,
+    inits: usize,
+}
+
+impl Figures {
+    fn ratio(&self) -> f64 {
+        self.makespan_ms / self.lower_bound_ms.max(1.0)
+    }
+}
+
+fn figures(run: &RunOut, w: Workload) -> Result<Figures, String> {
+    let window_us = run.stats["window_us"]
+        .as_u64()
+        .ok_or("the stats have no window_us")?;
+    let mut inits: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
+    let mut built = 0;
+    for e in &run.journal {
+        if let Event::Worker {
+            runtime,
+            action: WorkerAction::Built,
+            init_ms,
+            ..
+        } = e
+        {
+            built += 1;
+            if let Some(ms) = init_ms {
+                inits.entry(runtime.as_str()).or_default().push(*ms);
+            }
+        }
+    }
+    let init_of = |rt: &str| -> u64 {
+        inits.get(rt).map_or(0, |v| {
+            let mut v = v.clone();
+            v.sort_unstable();
+            v[(v.len() - 1) / 2]
+        })
+    };
+    let mut work = 0u64;
+    let mut longest = 0u64;
+    let mut runtimes: Vec<&str> = Vec::new();
+    for (n, c) in run.report.cases.iter().enumerate() {
+        let Some(a) = c.attempts.iter().find(|a| a.outcome == AttemptOutcome::Passed) else {
+            continue;
+        };
+        let cards = match w.two_card_every {
+            Some(every) if (n + 1) % every == 0 => 2,
+            _ => 1,
+        };
+        work += a.duration_ms * cards;
+        longest = longest.max(a.duration_ms + init_of(&c.runtime));
+        if !runtimes.contains(&c.runtime.as_str()) {
+            runtimes.push(&c.runtime);
+        }
+    }
+    let all_inits: u64 = runtimes.iter().map(|r| init_of(r)).sum();
+    let lb = ((work + all_inits) as f64 / f64::from(w.cards)).max(longest as f64);
+    Ok(Figures {
+        makespan_ms: window_us as f64 / 1000.0,
+        lower_bound_ms: lb,
+        inits: built,
+    })
+}
+
+/// Runs the benchmark; prints its lines to `out`, progress to `log`. Returns the smart ratios of
+/// both workloads.
+pub fn makespan(
+    exe: &Path,
+    s: Settings,
+    out: &mut dyn std::io::Write,
+    log: &mut dyn std::io::Write,
+) -> Result<[(f64, f64); 2], String> {
+    let mut sandbox = Sandbox::new("makespan")?;
+    let histories = tempfile::tempdir().map_err(|e| format!("cannot create a history dir: {e}"))?;
+    let w = |r: std::io::Result<()>| r.map_err(|e| e.to_string());
+    w(writeln!(
+        out,
+        "makespan: seed {}, init {} ms, {} run(s) each, load {}",
+        s.seed,
+        s.init_delay_ms,
+        s.runs,
+        load_average().map_or("unknown".into(), |l| format!("{l:.2}"))
+    ))?;
+    let mut ratios = [(0.0, 0.0); 2];
+    for (i, wl) in WORKLOADS.into_iter().enumerate() {
+        let history = histories.path().join(format!("history-{}.json", wl.number));
+        let mut by_order = Vec::new();
+        for order in ["suite", "smart"] {
+            let mut runs: Vec<Figures> = Vec::new();
+            for r in 0..s.runs {
+                w(writeln!(
+                    log,
+                    "workload {} --order {order}: run {}",
+                    wl.number,
+                    r + 1
+                ))?;
+                let spec = RunSpec {
+                    args: [
+                        "--arch",
+                        "a5",
+                        "--suite",
+                        "makespan",
+                        "--bench-seed",
+                        &s.seed.to_string(),
+                        "--bench-workload",
+                        &wl.number.to_string(),
+                        "--device-num",
+                        &wl.cards.to_string(),
+                        "--faults",
+                        &format!("dev=*:init_delay_ms={}", s.init_delay_ms),
+                        "--order",
+                        order,
+                        "--history",
+                        &history.display().to_string(),
+                    ]
+                    .map(String::from)
+                    .to_vec(),
+                    cards: wl.cards,
+                    timeouts_ms: None,
+                };
+                let run = sandbox.run(exe, &spec)?;
+                if run.report.summary.passed != run.report.cases.len() as u64 {
+                    return Err(format!(
+                        "workload {} --order {order}: not every case passed",
+                        wl.number
+                    ));
+                }
+                runs.push(figures(&run, wl)?);
+            }
+            let walls: Vec<Duration> = runs
+                .iter()
+                .map(|f| Duration::from_secs_f64(f.makespan_ms / 1000.0))
+                .collect();
+            let m = runs[median_index(&walls).ok_or("no run")?];
+            w(writeln!(
+                out,
+                "workload {} ({} cards) --order {order}: makespan {:.0} ms, lower bound {:.0} ms, \
+                 ratio {:.3}, inits {}",
+                wl.number,
+                wl.cards,
+                m.makespan_ms,
+                m.lower_bound_ms,
+                m.ratio(),
+                m.inits
+            ))?;
+            by_order.push(m.ratio());
+        }
+        ratios[i] = (by_order[1], by_order[0]);
+    }
+    w(writeln!(
+        out,
+        "fleet: not measured (--partition duration:K/N is not built yet)"
+    ))?;
+    w(writeln!(
+        out,
+        "makespan: smart {:.3} / {:.3} of lower bound, suite {:.3} / {:.3}; fleet duration -, hash -",
+        ratios[0].0, ratios[1].0, ratios[0].1, ratios[1].1
+    ))?;
+    Ok(ratios)
+}
