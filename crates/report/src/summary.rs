@@ -213,6 +213,15 @@ pub fn render_summary(report: &RunReport) -> String {
             );
         }
     }
+    if !report.faults_unfired.is_empty() {
+        let _ = writeln!(
+            out,
+            "faults that never fired (the plan did not test what it names):"
+        );
+        for u in &report.faults_unfired {
+            let _ = writeln!(out, "  {} on card {}: {}", u.rule, u.card, u.detail);
+        }
+    }
     let _ = writeln!(out, "cards:");
     for key in card_keys(report) {
         let records = &report.devices_health[key];

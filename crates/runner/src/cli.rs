@@ -61,6 +61,16 @@ impl From<FlakyArg> for FlakyResult {
     }
 }
 
+/// `--missing-kernel`: what a selected case does whose kernel has no binary for the platform.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MissingKernelArg {
+    /// The case is `skipped` with the lookup as its reason (the default on real cards).
+    Skip,
+    /// The run stops before it takes cards, exit 2 naming the kernel, the case and the dirs
+    /// searched (the default on simulated cards, where a build makes every blob).
+    Fail,
+}
+
 /// `--format` (of `--list`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ListFormat {
@@ -182,9 +192,20 @@ pub struct Cli {
     #[arg(long, value_enum)]
     pub health_check: Option<HealthCheck>,
 
+    /// A selected case whose kernel has no binary for the platform: fail (exit 2 naming the
+    /// kernel, the case and the dirs searched; the default on sim) or skip (the case is skipped
+    /// with that reason; the default on onboard).
+    #[arg(long, value_enum)]
+    pub missing_kernel: Option<MissingKernelArg>,
+
     /// Fault plan for simulated cards (rules separated by ';', e.g. 'dev=1:op_timeout@3').
     #[arg(long, value_name = "PLAN")]
     pub faults: Option<String>,
+
+    /// A fault rule that did not fire by the end of the run (listed in the summary and in
+    /// report.json's `faults_unfired`) makes the run exit 1.
+    #[arg(long, num_args = 0, default_missing_value = "true")]
+    pub faults_must_fire: Option<bool>,
 
     /// Where the reports go (default target/onboard/<arch>/<run-id>, or
     /// ./cardguard-reports/<arch>/<run-id> outside a cargo target dir).

@@ -22,7 +22,7 @@ use platform_common::runner_base::ArchEntry;
 use platform_common::timeouts::{TimeoutError, Timeouts};
 use platform_common::{Arch, DeviceId, Driver};
 
-use crate::report::model::Platform;
+use crate::report::model::{Platform, UnfiredFault};
 
 /// Environment variable giving the number of real cards on the host (`--platform onboard`).
 pub const ENV_CARDS: &str = "ONBOARD_CARDS";
@@ -168,6 +168,54 @@ cfg_if::cfg_if! {
             Ok(Some(text.to_owned()))
         }
 
+        /// Every `dev=N` rule of the plan (checked by [`fault_plan`]) names a card of the run: a
+        /// rule for a card the run does not hold could never fire (bad input, naming the rule,
+        /// the run's cards and `source`).
+        pub fn check_fault_cards(faults: Option<&String>, source: &str, devices: &[DeviceId]) -> Result<(), String> {
+            let Some(plan) = faults.and_then(|t| t.parse::<FaultPlan>().ok()) else {
+                return Ok(());
+            };
+            for rule in plan.rules() {
+                if let platform_common::sim::CardSel::One(card) = rule.card {
+                    if !devices.contains(&card) {
+                        let held: Vec<String> = devices.iter().map(u32::to_string).collect();
+                        return Err(format!(
+                            "{source}: fault rule \"{rule}\" names card {card}, which this run does not \
+                             hold (its cards: {}); it could never fire",
+                            held.join(", ")
+                        ));
+                    }
+                }
+            }
+            Ok(())
+        }
+
+        /// The plan's rules that did not fire on the run's simulated cards, read from the card
+        /// files at the end of the run (see `CardState::unfired`); empty without a plan and off
+        /// `sim` (`libsim_acl.so` keeps its cards in its own process).
+        pub fn unfired_faults(info: &PlatformInfo, faults: Option<&str>, devices: &[DeviceId]) -> Vec<UnfiredFault> {
+            let (Some(sim), Some(plan)) = (&info.sim, faults.and_then(|t| t.parse::<FaultPlan>().ok())) else {
+                return Vec::new();
+            };
+            let mut out = Vec::new();
+            for &card in devices {
+                let state = match platform_common::sim::card_state(sim, card) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        tracing::warn!(card, "cannot read the simulated card to tell which faults fired: {e}");
+                        continue;
+                    }
+                };
+                let rules: Vec<_> = plan.rules().iter().filter(|r| r.card.covers(card)).collect();
+                for (i, detail) in state.unfired() {
+                    if let Some(rule) = rules.get(i) {
+                        out.push(UnfiredFault { rule: rule.to_string(), card, detail });
+                    }
+                }
+            }
+            out
+        }
+
         /// What a lane on `onboard` gets in its environment for `libsim_acl.so`: the plan.
         pub fn lane_fault_env(faults: Option<&String>) -> Vec<(OsString, OsString)> {
             faults
@@ -199,6 +247,16 @@ cfg_if::cfg_if! {
         /// own `ONBOARD_SIM_FAULTS`).
         pub fn fault_plan(faults: Option<&str>, _source: &str, _cards: u32) -> Result<Option<String>, String> {
             Ok(faults.filter(|t| !t.trim().is_empty()).map(str::to_owned))
+        }
+
+        /// Without the simulator the plan is not parsed here: `libsim_acl.so` checks its cards.
+        pub fn check_fault_cards(_faults: Option<&String>, _source: &str, _devices: &[DeviceId]) -> Result<(), String> {
+            Ok(())
+        }
+
+        /// Without the simulator no card file tells which rules fired.
+        pub fn unfired_faults(_info: &PlatformInfo, _faults: Option<&str>, _devices: &[DeviceId]) -> Vec<UnfiredFault> {
+            Vec::new()
         }
 
         /// Lanes inherit the environment, and `libsim_acl.so` gets the plan when the run starts.
