@@ -232,6 +232,9 @@ fn dispatch_main(cli: &Cli, suite: &Suite) -> Result<ExitCode, String> {
         Some(cli::MissingKernelArg::Skip) => false,
         None => info.platform == Platform::Sim,
     };
+    // What every lane needs and no card can cause: a mistake here is the run's, not a card's.
+    platform::check_kernel_dirs(&registry).map_err(|e| error_chain(&e))?;
+    platform::check_setup(&info, cli.arch).map_err(|e| error_chain(&e))?;
     if fail_missing {
         if let Some(msg) = crate::kernels::missing_error(&missing_kernels) {
             return Err(msg);

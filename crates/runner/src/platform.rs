@@ -68,6 +68,47 @@ pub enum PlatformError {
     },
 }
 
+/// The kernel every lane on simulated cards loads to probe a card after a reset.
+pub const PROBE_KERNEL: &str = "noop";
+
+/// A run that cannot work on any card: the cause is the binary's packaging or the host, never a
+/// card (exit 2 before any card is taken).
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    /// The probe kernel's blob is not where lanes load it from.
+    #[error(
+        "cannot load the probe kernel: no kernel blob {PROBE_KERNEL:?} at {} (every lane would fail \
+         the same way; this is the binary's packaging, not a card: build the kernels, or set \
+         ONBOARD_KERNEL_DIR to a dir with <arch>/{PROBE_KERNEL}.so)",
+        blob.display()
+    )]
+    ProbeKernel {
+        /// Where it was looked for.
+        blob: std::path::PathBuf,
+    },
+    /// A kernel dir exists but cannot be read.
+    #[error("kernel dir {} cannot be read: {err} (every lane would fail the same way)", dir.display())]
+    KernelDir {
+        /// The dir.
+        dir: std::path::PathBuf,
+        /// Why (in the message: the dir is the cause named).
+        err: std::io::Error,
+    },
+}
+
+/// Each kernel dir of `registry` that exists can be read (a lane could not find a kernel in it).
+pub fn check_kernel_dirs(registry: &platform_common::kernel::KernelRegistry) -> Result<(), SetupError> {
+    for root in registry.roots() {
+        let dir = root.join(registry.arch().name());
+        match std::fs::read_dir(&dir) {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(err) => return Err(SetupError::KernelDir { dir, err }),
+        }
+    }
+    Ok(())
+}
+
 /// What the dispatcher needs to know of a platform (no driver: lanes open their own).
 #[derive(Debug, Clone)]
 pub struct PlatformInfo {
@@ -153,7 +194,7 @@ cfg_if::cfg_if! {
 
         fn open_sim(arch: Arch) -> Result<(Arc<dyn Driver>, Option<KernelBlob>), PlatformError> {
             let cfg = sim_config(arch)?;
-            let probe = platform_common::kernel::load_builtin(arch, "noop").map_err(PlatformError::ProbeKernel)?;
+            let probe = platform_common::kernel::load_builtin(arch, PROBE_KERNEL).map_err(PlatformError::ProbeKernel)?;
             Ok((Arc::new(SimDriver::new(cfg)), Some(probe)))
         }
 
@@ -166,6 +207,22 @@ cfg_if::cfg_if! {
             };
             FaultPlan::parse_for_cards(text, cards).map_err(|e| format!("{source}: {e}"))?;
             Ok(Some(text.to_owned()))
+        }
+
+        /// What every lane of a run on `info`'s platform needs and no card can cause: on sim, the
+        /// probe kernel's blob where the lanes load it from. Checked before any card is taken, so
+        /// a packaging mistake is exit 2 naming it, never a quarantined card or a health record.
+        pub fn check_setup(info: &PlatformInfo, arch: Arch) -> Result<(), SetupError> {
+            if info.platform != Platform::Sim {
+                return Ok(());
+            }
+            let dir = platform_common::kernel::blob_dir(arch);
+            let blob = platform_common::kernel::blob_path(&dir, PROBE_KERNEL);
+            if blob.is_file() {
+                Ok(())
+            } else {
+                Err(SetupError::ProbeKernel { blob })
+            }
         }
 
         /// Every `dev=N` rule of the plan (checked by [`fault_plan`]) names a card of the run: a
@@ -247,6 +304,11 @@ cfg_if::cfg_if! {
         /// own `ONBOARD_SIM_FAULTS`).
         pub fn fault_plan(faults: Option<&str>, _source: &str, _cards: u32) -> Result<Option<String>, String> {
             Ok(faults.filter(|t| !t.trim().is_empty()).map(str::to_owned))
+        }
+
+        /// Without the simulator no lane loads a probe kernel.
+        pub fn check_setup(_info: &PlatformInfo, _arch: Arch) -> Result<(), SetupError> {
+            Ok(())
         }
 
         /// Without the simulator the plan is not parsed here: `libsim_acl.so` checks its cards.

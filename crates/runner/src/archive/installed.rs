@@ -13,7 +13,7 @@ use crate::case::Suite;
 use cardguard_archive::MANIFEST_NAME;
 
 /// The kernel the post-reset probe runs on simulated cards (always packed).
-const PROBE_KERNEL: &str = "noop";
+use crate::platform::PROBE_KERNEL;
 
 /// The directory of the running executable when it is an unpacked archive's binary (the manifest
 /// is beside it).
