@@ -280,6 +280,9 @@ fn dispatch_main(cli: &Cli, suite: &Suite) -> Result<ExitCode, String> {
         }
     };
     let devices: Vec<u32> = leases.iter().map(|l| l.card()).collect();
+    if let Some(note) = platform::sim_location_note(&info) {
+        output::err(note);
+    }
     platform::check_fault_cards(faults.as_ref(), &s.faults.source.label("faults"), &devices)?;
     start_platform_run(cli, &info, &devices, faults.as_ref())?;
     let command = lane_command(cli, &info, faults.as_ref(), s.health_check.value)?;

@@ -225,6 +225,21 @@ cfg_if::cfg_if! {
             }
         }
 
+        /// Where the run's simulated cards and their locks live, when that is not the documented
+        /// `<cargo target dir>/sim` (a binary run outside any target dir, no ONBOARD_SIM_ROOT):
+        /// one line for people, else `None`.
+        pub fn sim_location_note(info: &PlatformInfo) -> Option<String> {
+            let sim = info.sim.as_ref()?;
+            platform_common::sim::root_is_temp_fallback().then(|| {
+                format!(
+                    "note: simulated cards live in {}, their locks in {} (outside a cargo target dir; \
+                     ONBOARD_SIM_ROOT and ONBOARD_LOCK_DIR choose others)",
+                    sim.root.display(),
+                    info.leases.dir.display()
+                )
+            })
+        }
+
         /// Every `dev=N` rule of the plan (checked by [`fault_plan`]) names a card of the run: a
         /// rule for a card the run does not hold could never fire (bad input, naming the rule,
         /// the run's cards and `source`).
@@ -304,6 +319,11 @@ cfg_if::cfg_if! {
         /// own `ONBOARD_SIM_FAULTS`).
         pub fn fault_plan(faults: Option<&str>, _source: &str, _cards: u32) -> Result<Option<String>, String> {
             Ok(faults.filter(|t| !t.trim().is_empty()).map(str::to_owned))
+        }
+
+        /// Without the simulator there are no simulated cards.
+        pub fn sim_location_note(_info: &PlatformInfo) -> Option<String> {
+            None
         }
 
         /// Without the simulator no lane loads a probe kernel.

@@ -161,6 +161,18 @@ fn parse_cards(v: &str) -> Result<u32, SimError> {
     }
 }
 
+/// Whether the sim root is the per-user temp-dir fallback (no [`ENV_SIM_ROOT`], no cargo target
+/// dir): not the documented `<target>/sim`, so a run says where its cards are.
+pub fn root_is_temp_fallback() -> bool {
+    matches!(crate::env::path(ENV_SIM_ROOT), Ok(None))
+        && !std::env::var_os("CARGO_TARGET_DIR").is_some_and(|t| !t.is_empty())
+        && std::env::current_exe()
+            .ok()
+            .as_deref()
+            .and_then(target_ancestor)
+            .is_none()
+}
+
 /// `<target>/sim`: `CARGO_TARGET_DIR`, else the nearest ancestor of the running executable named
 /// `target`, else a per-user directory under the temp dir.
 fn default_root() -> PathBuf {
