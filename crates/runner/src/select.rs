@@ -146,16 +146,20 @@ pub struct Filter {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SelectError {
     /// A `--case` selector that matches no case of the suite.
-    #[error("--case {selector} matches no case of the suite (--list shows them)")]
+    #[error("--case {selector} matches no case of the suite ({})", hint(suggestions))]
     NoMatch {
         /// The selector as written back.
         selector: String,
+        /// The suite's nearest selectors (`Relu::`, `tag:slow`), best first.
+        suggestions: Vec<String>,
     },
     /// An `--exclude` selector that matches no case of the suite.
-    #[error("--exclude {selector} matches no case of the suite (--list shows them)")]
+    #[error("--exclude {selector} matches no case of the suite ({})", hint(suggestions))]
     ExcludeMatchesNothing {
         /// The selector as written back.
         selector: String,
+        /// The suite's nearest selectors, best first.
+        suggestions: Vec<String>,
     },
     /// A `--runtime` no class uses.
     #[error("--runtime {0:?} is not a runtime of the suite (known: {1})")]
@@ -168,6 +172,69 @@ pub enum SelectError {
         /// The arch.
         arch: Arch,
     },
+}
+
+fn hint(suggestions: &[String]) -> String {
+    match suggestions {
+        [] => "--list shows them".to_owned(),
+        s => format!("did you mean {}? --list shows them", s.join(" or ")),
+    }
+}
+
+/// At most three selectors of `suite` nearest to `sel` (its classes as `Class::`, its cases as
+/// `Class::case`, its tags as `tag:NAME`), best first: a name that differs only in case, or one
+/// whose normalized edit distance (`strsim`'s Damerau-Levenshtein) is small. A bare `relu` is
+/// compared with case names too (the class it was meant for may be the case's).
+pub fn nearest(suite: &Suite, sel: &Selector) -> Vec<String> {
+    let sim = |a: &str, b: &str| {
+        let (a, b) = (a.to_lowercase(), b.to_lowercase());
+        if a == b {
+            1.0
+        } else {
+            strsim::normalized_damerau_levenshtein(&a, &b)
+        }
+    };
+    let mut scored: Vec<(f64, String)> = Vec::new();
+    let mut tags: Vec<&str> = Vec::new();
+    for class in &suite.classes {
+        match sel {
+            Selector::Class(c) => {
+                scored.push((sim(c, &class.name), format!("{}::", class.name)));
+                for case in &class.cases {
+                    scored.push((sim(c, &case.name), class.case_id(case)));
+                }
+            }
+            // Both halves must be near: one shared class name is no likeness of two cases.
+            Selector::Case { class: c, case: k } => {
+                let of_class = sim(c, &class.name);
+                for case in &class.cases {
+                    scored.push((of_class * sim(k, &case.name), class.case_id(case)));
+                }
+            }
+            Selector::Tag(_) => {}
+        }
+        tags.extend(class.settings.tags.iter().map(String::as_str));
+        for case in &class.cases {
+            tags.extend(case.settings.tags.iter().map(String::as_str));
+        }
+    }
+    tags.sort_unstable();
+    tags.dedup();
+    if let Selector::Class(t) | Selector::Tag(t) = sel {
+        scored.extend(tags.into_iter().map(|tag| (sim(t, tag), format!("tag:{tag}"))));
+    }
+    scored.retain(|(score, _)| *score >= 0.6);
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    let mut out: Vec<String> = Vec::new();
+    for (_, s) in scored {
+        if !out.contains(&s) {
+            out.push(s);
+        }
+        if out.len() == 3 {
+            break;
+        }
+    }
+    out
 }
 
 /// One class of the run with the indices of its selected cases.
@@ -225,6 +292,7 @@ pub fn select(suite: &Suite, arch: Arch, filter: &Filter) -> Result<Selection, S
         if !hits(sel) {
             return Err(SelectError::NoMatch {
                 selector: sel.to_string(),
+                suggestions: nearest(suite, sel),
             });
         }
     }
@@ -232,6 +300,7 @@ pub fn select(suite: &Suite, arch: Arch, filter: &Filter) -> Result<Selection, S
         if !hits(sel) {
             return Err(SelectError::ExcludeMatchesNothing {
                 selector: sel.to_string(),
+                suggestions: nearest(suite, sel),
             });
         }
     }
@@ -478,6 +547,42 @@ mod tests {
                     .case(CaseSpec::trivial("add"))
                     .case(CaseSpec::trivial("huge").tags(["slow"])),
             )
+    }
+
+    #[test]
+    fn a_selector_that_matches_nothing_suggests_the_nearest_names() {
+        let s = tagged();
+        let err = |sel: &str| {
+            let f = Filter {
+                selectors: vec![sel.parse().unwrap()],
+                ..Filter::default()
+            };
+            select(&s, Arch::A5, &f).unwrap_err().to_string()
+        };
+        assert_eq!(
+            err("math"),
+            "--case math:: matches no case of the suite (did you mean Math::? --list shows them)"
+        );
+        assert_eq!(
+            err("tag:slwo"),
+            "--case tag:slwo matches no case of the suite (did you mean tag:slow? --list shows them)"
+        );
+        assert_eq!(
+            err("Math::ad"),
+            "--case Math::ad matches no case of the suite (did you mean Math::add? --list shows them)"
+        );
+        // A bare case name suggests its id; a bare tag name its tag selector.
+        assert!(
+            err("huge2").contains("did you mean Math::huge?"),
+            "{}",
+            err("huge2")
+        );
+        assert!(err("slow").contains("did you mean tag:slow?"), "{}", err("slow"));
+        // Nothing near: no guess.
+        assert_eq!(
+            err("Zzzzzz"),
+            "--case Zzzzzz:: matches no case of the suite (--list shows them)"
+        );
     }
 
     #[test]
