@@ -3,9 +3,8 @@
 //! This module owns the flags and their one-line errors: every bad value is a usage error that
 //! names the bad part (exit 2). Hidden flags start a lane (`--lane --device N`), choose the
 //! benchmark suite (`--suite bench`), write the benchmark's figures (`--stats-out FILE`), print the
-//! kernel files a suite needs (`--kernel-files`, for `cargo xtask archive`), print the platform's
 //! cards and lock dir (`--platform-info`, for `cargo xtask cards`) and let tests' lane
-//! hooks work (`--test-hooks`). `--archive FILE` is taken out before this parser sees the line
+//! hooks work (`--test-hooks`). `--kernel-files` (what `cargo xtask archive` packs) is documented. `--archive FILE` is taken out before this parser sees the line
 //! (`crate::archive::launch_request`: the rest is the archived binary's). A run setting's flag is
 //! an `Option` with no clap default: an absent flag leaves the setting to its environment
 //! variable, the config file's profile or the built-in default (`crate::config`, whose table lists
@@ -275,9 +274,12 @@ pub struct Cli {
     #[arg(long, hide = true)]
     pub test_hooks: bool,
 
-    /// Print the kernel blob files the suite needs on --arch, one per line, and exit (what `cargo
-    /// xtask archive` packs).
-    #[arg(long, hide = true)]
+    /// Print the kernel blob files an archive of this suite needs on --arch, one per line, and
+    /// exit: the probe kernel (noop) and every kernel its cases declare for the arch, as its lanes
+    /// would load them. A kernel without a blob is exit 2 naming it and the case that declares it.
+    /// This is what `cargo xtask archive` packs; it refuses to build an archive that would lack
+    /// one.
+    #[arg(long)]
     pub kernel_files: bool,
 
     /// Print the platform's cards as one JSON object (`platform`, `cards`, `lock_dir`: the

@@ -282,3 +282,44 @@ fn a_broken_manifest_stops_the_run_naming_it() {
         lines[0]
     );
 }
+
+#[test]
+fn kernel_files_refuses_a_suite_whose_declared_kernel_has_no_blob() {
+    // What `cargo xtask archive` packs: the probe suite declares kernels no build makes, so an
+    // archive of it would lack them and is refused, naming the kernel and the case.
+    let sb = Sandbox::with_cards(1);
+    let out = sb
+        .bare_with(&probe())
+        .args(["--arch", "a5", "--kernel-files"])
+        .output()
+        .unwrap();
+    let run = sb.finish(out);
+    run.expect_code(2);
+    let err = run.stderr.trim_end();
+    assert!(
+        err.starts_with(
+            "error: kernel \"absent_kernel\": declared by case Kernels::absent: no a5 host blob of kernel \
+             \"absent_kernel\""
+        ),
+        "{err}"
+    );
+    assert!(err.ends_with("; an archive would lack it"), "{err}");
+    // The built-in suite's binary names its kernels and the probe.
+    let out = sb
+        .bare()
+        .args(["--arch", "a5", "--kernel-files"])
+        .output()
+        .unwrap();
+    let listed = sb.finish(out);
+    listed.expect_code(0);
+    assert!(
+        listed.stdout.lines().any(|l| l.ends_with("/noop.so")),
+        "{}",
+        listed.stdout
+    );
+    assert!(
+        listed.stdout.lines().any(|l| l.ends_with("/vector_add.so")),
+        "{}",
+        listed.stdout
+    );
+}
