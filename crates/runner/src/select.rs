@@ -12,6 +12,7 @@ use std::str::FromStr;
 use platform_common::Arch;
 
 use crate::case::{stable_hash, valid_tag, CaseSpec, ClassSpec, Kind, Suite};
+use crate::suggest::{hint, Wanted};
 
 /// A `--case` or `--exclude` selector: `Class`, `Class::` (every case of the class),
 /// `Class::case`, or `tag:NAME` (every case with that tag, its own or its class's).
@@ -174,67 +175,14 @@ pub enum SelectError {
     },
 }
 
-fn hint(suggestions: &[String]) -> String {
-    match suggestions {
-        [] => "--list shows them".to_owned(),
-        s => format!("did you mean {}? --list shows them", s.join(" or ")),
-    }
-}
-
-/// At most three selectors of `suite` nearest to `sel` (its classes as `Class::`, its cases as
-/// `Class::case`, its tags as `tag:NAME`), best first: a name that differs only in case, or one
-/// whose normalized edit distance (`strsim`'s Damerau-Levenshtein) is small. A bare `relu` is
-/// compared with case names too (the class it was meant for may be the case's).
-pub fn nearest(suite: &Suite, sel: &Selector) -> Vec<String> {
-    let sim = |a: &str, b: &str| {
-        let (a, b) = (a.to_lowercase(), b.to_lowercase());
-        if a == b {
-            1.0
-        } else {
-            strsim::normalized_damerau_levenshtein(&a, &b)
-        }
+/// The suite's nearest selectors to `sel`, best first ([`crate::suggest::nearest`]).
+fn nearest(suite: &Suite, sel: &Selector) -> Vec<String> {
+    let wanted = match sel {
+        Selector::Class(c) => Wanted::Name(c),
+        Selector::Case { class, case } => Wanted::Case { class, case },
+        Selector::Tag(t) => Wanted::Tag(t),
     };
-    let mut scored: Vec<(f64, String)> = Vec::new();
-    let mut tags: Vec<&str> = Vec::new();
-    for class in &suite.classes {
-        match sel {
-            Selector::Class(c) => {
-                scored.push((sim(c, &class.name), format!("{}::", class.name)));
-                for case in &class.cases {
-                    scored.push((sim(c, &case.name), class.case_id(case)));
-                }
-            }
-            // Both halves must be near: one shared class name is no likeness of two cases.
-            Selector::Case { class: c, case: k } => {
-                let of_class = sim(c, &class.name);
-                for case in &class.cases {
-                    scored.push((of_class * sim(k, &case.name), class.case_id(case)));
-                }
-            }
-            Selector::Tag(_) => {}
-        }
-        tags.extend(class.settings.tags.iter().map(String::as_str));
-        for case in &class.cases {
-            tags.extend(case.settings.tags.iter().map(String::as_str));
-        }
-    }
-    tags.sort_unstable();
-    tags.dedup();
-    if let Selector::Class(t) | Selector::Tag(t) = sel {
-        scored.extend(tags.into_iter().map(|tag| (sim(t, tag), format!("tag:{tag}"))));
-    }
-    scored.retain(|(score, _)| *score >= 0.6);
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-    let mut out: Vec<String> = Vec::new();
-    for (_, s) in scored {
-        if !out.contains(&s) {
-            out.push(s);
-        }
-        if out.len() == 3 {
-            break;
-        }
-    }
-    out
+    crate::suggest::nearest(suite, wanted)
 }
 
 /// One class of the run with the indices of its selected cases.
@@ -551,37 +499,13 @@ mod tests {
 
     #[test]
     fn a_selector_that_matches_nothing_suggests_the_nearest_names() {
-        let s = tagged();
-        let err = |sel: &str| {
-            let f = Filter {
-                selectors: vec![sel.parse().unwrap()],
-                ..Filter::default()
-            };
-            select(&s, Arch::A5, &f).unwrap_err().to_string()
+        let f = Filter {
+            selectors: vec!["math".parse().unwrap()],
+            ..Filter::default()
         };
         assert_eq!(
-            err("math"),
+            select(&tagged(), Arch::A5, &f).unwrap_err().to_string(),
             "--case math:: matches no case of the suite (did you mean Math::? --list shows them)"
-        );
-        assert_eq!(
-            err("tag:slwo"),
-            "--case tag:slwo matches no case of the suite (did you mean tag:slow? --list shows them)"
-        );
-        assert_eq!(
-            err("Math::ad"),
-            "--case Math::ad matches no case of the suite (did you mean Math::add? --list shows them)"
-        );
-        // A bare case name suggests its id; a bare tag name its tag selector.
-        assert!(
-            err("huge2").contains("did you mean Math::huge?"),
-            "{}",
-            err("huge2")
-        );
-        assert!(err("slow").contains("did you mean tag:slow?"), "{}", err("slow"));
-        // Nothing near: no guess.
-        assert_eq!(
-            err("Zzzzzz"),
-            "--case Zzzzzz:: matches no case of the suite (--list shows them)"
         );
     }
 
