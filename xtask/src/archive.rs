@@ -212,7 +212,8 @@ fn cargo_build(
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
     cmd.current_dir(root)
-        .args(["build", "--quiet", "--message-format", "json-render-diagnostics"])
+        // Not --quiet: cargo's own progress shows from the first second of a cold build.
+        .args(["build", "--message-format", "json-render-diagnostics"])
         .args(args)
         .args(["--profile", profile])
         .stderr(Stdio::inherit());

@@ -121,7 +121,6 @@ pub fn build_suite(release: bool) -> Result<PathBuf, String> {
     let mut cmd = Command::new(cargo);
     cmd.current_dir(workspace_root()).args([
         "build",
-        "--quiet",
         "-p",
         "runner",
         "--bin",
@@ -151,7 +150,6 @@ pub fn build_package_suite(package: &str) -> Result<PathBuf, String> {
         .current_dir(workspace_root())
         .args([
             "build",
-            "--quiet",
             "-p",
             package,
             "--bins",

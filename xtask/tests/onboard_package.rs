@@ -64,6 +64,12 @@ fn the_example_suite_runs_clean_with_the_built_in_suites_report_files() {
         &["--package", "onboard-suite", "--arch", "a5"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    // The build shows cargo's own progress (never `--quiet`: a cold build is minutes).
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("Finished `dev` profile"),
+        "{}",
+        text(&out)
+    );
     let r = report(&example);
     assert_eq!(r.summary.total, 7, "{}", text(&out));
     assert_eq!(r.summary.passed, 7, "{}", text(&out));
@@ -89,6 +95,11 @@ fn the_example_suite_runs_clean_with_the_built_in_suites_report_files() {
         &["--arch", "a5", "--case", "VectorAdd::single_element"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("Finished `dev` profile"),
+        "{}",
+        text(&out)
+    );
     assert_eq!(files(&example), files(&builtin));
     assert_eq!(
         files(&example),

@@ -1,14 +1,15 @@
 //! The one rule for a number a user writes (a flag value, an environment variable, a fault-plan
 //! rule): ASCII digits only, no sign (a leading `+` is refused like a `-`), no exponent, no
-//! digit separators; whitespace around it is ignored. A fractional number (seconds) is digits, a
+//! digit separators, no whitespace around it (`" 1"` is refused: a value a script padded is a
+//! mistake to name, not to guess at). A fractional number (seconds) is digits, a
 //! point and digits (`0.5`, `2`, never `.5`, `1e3` or `inf`).
 //!
 //! This file owns the grammar only. It never decides a range or a unit: callers check those and
 //! name the bad value in their own errors.
 
-/// A whole number of ASCII digits (surrounding whitespace ignored), or `None`.
+/// A whole number of ASCII digits (nothing around them), or `None`.
 pub fn whole(text: &str) -> Option<u64> {
-    let t = text.trim();
+    let t = text;
     if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
@@ -20,9 +21,9 @@ pub fn whole_u32(text: &str) -> Option<u32> {
     whole(text).and_then(|n| u32::try_from(n).ok())
 }
 
-/// `DIGITS` or `DIGITS.DIGITS` (surrounding whitespace ignored) as a finite `f64`, or `None`.
+/// `DIGITS` or `DIGITS.DIGITS` (nothing around them) as a finite `f64`, or `None`.
 pub fn decimal(text: &str) -> Option<f64> {
-    let t = text.trim();
+    let t = text;
     let (int, frac) = match t.split_once('.') {
         Some((i, f)) => (i, Some(f)),
         None => (t, None),
@@ -43,7 +44,9 @@ mod tests {
         for (text, want) in [
             ("0", Some(0)),
             ("42", Some(42)),
-            (" 7 ", Some(7)),
+            (" 7 ", None),
+            ("7 ", None),
+            ("\t7", None),
             ("007", Some(7)),
             ("+1", None),
             ("-1", None),
@@ -66,7 +69,8 @@ mod tests {
         for (text, want) in [
             ("2", Some(2.0)),
             ("0.5", Some(0.5)),
-            (" 1.25 ", Some(1.25)),
+            (" 1.25 ", None),
+            ("1.25 ", None),
             ("0.001", Some(0.001)),
             ("+1", None),
             ("-0.5", None),

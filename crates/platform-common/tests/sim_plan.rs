@@ -256,3 +256,53 @@ fn a_rule_list_is_checked_like_text() {
     let e = FaultPlan::from_rules(vec![dup, dup]).unwrap_err();
     assert_eq!(e.rule, "dev=1:dead");
 }
+
+#[test]
+fn rules_joined_by_a_comma_are_told_the_separator() {
+    let e = "dev=0:op_timeout@1,dev=1:crash@2"
+        .parse::<FaultPlan>()
+        .unwrap_err();
+    assert_eq!(
+        e.kind,
+        PlanErrorKind::CommaSeparator {
+            suggested: "dev=0:op_timeout@1;dev=1:crash@2".to_owned()
+        }
+    );
+    let msg = e.to_string();
+    assert!(msg.contains("separated by ';', not ','"), "{msg}");
+    assert!(msg.contains("\"dev=0:op_timeout@1;dev=1:crash@2\""), "{msg}");
+}
+
+#[test]
+fn the_unknown_fault_error_lists_every_fault_of_the_grammar() {
+    let msg = "dev=0:explode@1".parse::<FaultPlan>().unwrap_err().to_string();
+    for form in [
+        "launch_fail@K[=CODE]",
+        "op_timeout@K",
+        "corrupt@K",
+        "crash@K",
+        "stall@K",
+        "poison_after@K",
+        "drain=false_negative",
+        "force_reset_fail=K",
+        "probe_fail=K",
+        "dead",
+        "init_delay_ms=K",
+    ] {
+        assert!(msg.contains(form), "{form} missing from {msg}");
+    }
+}
+
+#[test]
+fn numbers_in_rules_take_no_surrounding_spaces() {
+    for text in [
+        "dev= 1:dead",
+        "dev=1 :dead",
+        "dev=0:op_timeout@ 3",
+        "dev=0:probe_fail= 2",
+    ] {
+        assert!(text.parse::<FaultPlan>().is_err(), "{text:?} parsed");
+    }
+    // Space around a whole rule, or around `;`, is not a number's.
+    " dev=0:op_timeout@3 ; dev=1:dead ".parse::<FaultPlan>().unwrap();
+}

@@ -39,7 +39,7 @@ pub use merge::{merge, read_run_dirs, write_merged, MergeSource};
 pub use model::{
     rfc3339_utc, verdict, Attempt, AttemptOutcome, CardEvent, CaseReport, DriverReport, ErrorReport, Event,
     FlakyResult, HealthRecord, Interruption, LaneStatus, ModelError, Outcome, PartitionReport, Platform,
-    RunBuilder, RunInfo, RunReport, RunnerEvent, RunnerEventKind, Summary, WorkerAction,
+    RunBuilder, RunInfo, RunReport, RunnerEvent, RunnerEventKind, Summary, UnfiredFault, WorkerAction,
 };
 pub use run_files::{write_run_files, write_run_files_timed, ReportPaths, WriteTimes};
 pub use summary::{health_step, health_story, render_summary, short_code};

@@ -182,6 +182,10 @@ pub fn merge(sources: &[MergeSource]) -> Result<RunReport, ReportError> {
         partitions,
         // A merged report is interrupted when a partition was (the first one's signal).
         interrupted: sources.iter().find_map(|s| s.report.interrupted),
+        faults_unfired: sources
+            .iter()
+            .flat_map(|s| s.report.faults_unfired.iter().cloned())
+            .collect(),
     };
     merged.rederive();
     Ok(merged)

@@ -11,7 +11,10 @@ use platform_common::error::CodeSpace;
 use platform_common::health::HealthEventKind;
 use platform_common::Code;
 
-use crate::model::{Attempt, CardEvent, CaseReport, HealthRecord, Outcome, RunReport, RunnerEventKind};
+use crate::model::{
+    Attempt, AttemptOutcome, CardEvent, CaseReport, FlakyResult, HealthRecord, Outcome, RunReport,
+    RunnerEventKind,
+};
 
 /// Seconds with one decimal, as the summary shows times.
 fn secs(ms: u64) -> String {
@@ -195,7 +198,25 @@ pub fn render_summary(report: &RunReport) -> String {
     if !failed.is_empty() {
         let _ = writeln!(out, "failed:");
         for c in failed {
-            let _ = writeln!(out, "  {} ({}, {} attempt(s))", c.id, c.outcome, c.attempts.len());
+            // A case that passed on a retry fails only by `--flaky-result fail`: say so, or the
+            // passing last attempt below reads as a contradiction.
+            let flaky_failed = c.outcome == Outcome::Failed
+                && report.flaky_result == FlakyResult::Fail
+                && c.attempts
+                    .last()
+                    .is_some_and(|a| a.outcome == AttemptOutcome::Passed);
+            let why = if flaky_failed {
+                ": flaky (passed on a retry), counted failed by --flaky-result fail"
+            } else {
+                ""
+            };
+            let _ = writeln!(
+                out,
+                "  {} ({}{why}, {} attempt(s))",
+                c.id,
+                c.outcome,
+                c.attempts.len()
+            );
             for a in &c.attempts {
                 let _ = writeln!(out, "      {}", attempt_line(c, a));
             }
@@ -211,6 +232,15 @@ pub fn render_summary(report: &RunReport) -> String {
                 c.id,
                 c.skip_reason.as_deref().unwrap_or("no reason given")
             );
+        }
+    }
+    if !report.faults_unfired.is_empty() {
+        let _ = writeln!(
+            out,
+            "faults that never fired (the plan did not test what it names):"
+        );
+        for u in &report.faults_unfired {
+            let _ = writeln!(out, "  {} on card {}: {}", u.rule, u.card, u.detail);
         }
     }
     let _ = writeln!(out, "cards:");

@@ -17,7 +17,7 @@ fn set<'a>(k: &[&'a str]) -> BTreeSet<&'a str> {
 #[test]
 fn report_has_exactly_the_schema_keys() {
     let v = serde_json::to_value(report_fixture::report()).unwrap();
-    // The keys plus run_id, started_at, duration_ms and flaky_result.
+    // The keys plus run_id, started_at, duration_ms, flaky_result and faults_unfired.
     assert_eq!(
         keys(&v),
         set(&[
@@ -31,9 +31,11 @@ fn report_has_exactly_the_schema_keys() {
             "flaky_result",
             "summary",
             "cases",
-            "devices_health"
+            "devices_health",
+            "faults_unfired"
         ])
     );
+    assert_eq!(v["faults_unfired"], serde_json::json!([]));
     assert_eq!(v["arch"], "a5");
     assert_eq!(v["platform"], "sim");
     assert_eq!(v["driver"], serde_json::json!({ "kind": "sim", "library": null }));

@@ -76,3 +76,41 @@ fn a_card_seen_under_another_number_is_shown_with_its_physical_id() {
     let json: serde_json::Value = serde_json::to_value(&report).unwrap();
     assert_eq!(json["devices_physical"]["1"], 5);
 }
+
+#[test]
+fn a_flaky_case_failed_by_flaky_result_fail_says_why() {
+    let mut report = report_fixture::report();
+    report.flaky_result = cardguard_report::FlakyResult::Fail;
+    report.rederive();
+    let text = render_summary(&report);
+    assert!(
+        text.contains(
+            "  Paged::b (failed: flaky (passed on a retry), counted failed by --flaky-result fail, 2 \
+             attempt(s))\n"
+        ),
+        "{text}"
+    );
+    // A plain failure keeps its plain line.
+    assert!(
+        text.contains("  Vec::mismatch (failed, 1 attempt(s))\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn unfired_fault_rules_are_listed_before_the_cards() {
+    let mut report = report_fixture::report();
+    report.faults_unfired.push(cardguard_report::UnfiredFault {
+        rule: "dev=0:op_timeout@50".to_owned(),
+        card: 0,
+        detail: "the card made 10 case launch(es)".to_owned(),
+    });
+    let text = render_summary(&report);
+    assert!(
+        text.contains(
+            "faults that never fired (the plan did not test what it names):\n  dev=0:op_timeout@50 on \
+             card 0: the card made 10 case launch(es)\ncards:\n"
+        ),
+        "{text}"
+    );
+}

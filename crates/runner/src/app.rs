@@ -292,6 +292,19 @@ fn dispatch_main(cli: &Cli, suite: &Suite, foreign: Option<&ForeignLanes>) -> Re
         }
         return Ok(ExitCode::SUCCESS);
     }
+    let fail_missing = match s.missing_kernel.value {
+        Some(cli::MissingKernelArg::Fail) => true,
+        Some(cli::MissingKernelArg::Skip) => false,
+        None => info.platform == Platform::Sim,
+    };
+    // What every lane needs and no card can cause: a mistake here is the run's, not a card's.
+    platform::check_kernel_dirs(&registry).map_err(|e| error_chain(&e))?;
+    platform::check_setup(&info, cli.arch).map_err(|e| error_chain(&e))?;
+    if fail_missing {
+        if let Some(msg) = crate::kernels::missing_error(&missing_kernels) {
+            return Err(msg);
+        }
+    }
     let run_id = run_id();
     let report_dir = s
         .report_dir
@@ -342,6 +355,10 @@ fn dispatch_main(cli: &Cli, suite: &Suite, foreign: Option<&ForeignLanes>) -> Re
         }
     };
     let devices: Vec<u32> = leases.iter().map(|l| l.card()).collect();
+    if let Some(note) = platform::sim_location_note(&info) {
+        output::err(note);
+    }
+    platform::check_fault_cards(faults.as_ref(), &s.faults.source.label("faults"), &devices)?;
     start_platform_run(cli, &info, &devices, faults.as_ref())?;
     let mut command = lane_command(cli, &info, faults.as_ref(), s.health_check.value)?;
     if let Some(f) = foreign {
@@ -361,6 +378,7 @@ fn dispatch_main(cli: &Cli, suite: &Suite, foreign: Option<&ForeignLanes>) -> Re
         run_id,
         progress: !s.no_progress.value,
         command,
+        faults: faults.clone(),
         missing_kernels,
         isolation: s.isolation.value.into(),
         stack_tool_path: dispatch::default_stack_tool_path(),
@@ -388,7 +406,15 @@ fn dispatch_main(cli: &Cli, suite: &Suite, foreign: Option<&ForeignLanes>) -> Re
                 }
                 return Ok(ExitCode::from(2));
             }
-            Ok(ExitCode::from(report.exit_code()))
+            let code = report.exit_code();
+            if code == 0 && s.faults_must_fire.value && !report.faults_unfired.is_empty() {
+                output::err(format_args!(
+                    "error: {} fault rule(s) never fired, and --faults-must-fire is set",
+                    report.faults_unfired.len()
+                ));
+                return Ok(ExitCode::from(1));
+            }
+            Ok(ExitCode::from(code))
         }
         // The summary above still tells the verdicts; the status says the reports are missing.
         // An interrupted run keeps the signal's status (130 / 143) even then.

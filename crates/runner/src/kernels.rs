@@ -4,7 +4,9 @@
 //! The registry of a run ([`registry`]) searches `ONBOARD_KERNEL_DIR` (when set), the suite's own
 //! kernel dirs ([`Suite::kernel_dirs`]) and the built-in kernels' dir, for the binary kind the
 //! platform runs ([`PlatformInfo::kernels`]): the dispatcher asks it which cases lack a binary
-//! ([`missing`]: they are skipped with that reason before hand-out, and `--list` shows them) and
+//! ([`missing`]: under `missing-kernel = "skip"`, onboard's default, they are skipped with that
+//! reason before hand-out; under `"fail"`, sim's default, the run stops with [`missing_error`];
+//! `--list` shows them either way) and
 //! each lane loads its kernels from the same one. This file owns that question; it never loads
 //! or registers a kernel.
 
@@ -75,6 +77,24 @@ pub fn missing(
         }
     }
     Ok(out)
+}
+
+/// The run's error when a selected case lacks a kernel binary and missing kernels fail the run
+/// (`missing-kernel = "fail"`, the default on sim): the first such case (by id), its lookup (the
+/// kernel and the dirs searched) and how many more cases lack one; `None` when none does.
+pub fn missing_error(missing: &BTreeMap<String, MissingKernels>) -> Option<String> {
+    let (id, m) = missing.iter().next()?;
+    let more = match missing.len() {
+        1 => String::new(),
+        n => format!(
+            " ({} more case(s) lack a kernel binary too; --list shows them)",
+            n - 1
+        ),
+    };
+    Some(format!(
+        "case {id}: {}{more}; build the kernel or fix its name, or --missing-kernel skip to skip such cases",
+        m.reason
+    ))
 }
 
 #[cfg(test)]

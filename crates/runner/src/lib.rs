@@ -9,7 +9,8 @@
 //!   kernel cases with their check are `cardguard-reference`'s); [`runtime`]: the pool key;
 //!   [`suite`]: the built-in suite; [`bench_suite`]: the benchmark's trivial cases.
 //! - [`select`]: which cases a run holds (`--case`, `--runtime`, `--partition`, arch filter) and
-//!   the hand-out order; [`rerun`]: `--rerun-failed`, the cases an earlier run did not pass.
+//!   the hand-out order ([`suggest`]: the nearest names when a selector matches nothing);
+//!   [`rerun`]: `--rerun-failed`, the cases an earlier run did not pass.
 //! - [`worker`]: `ChipWorker`; [`pool`]: at most one per card; [`exec`]: one attempt (the case
 //!   context, the only door to the device from a body) and its classification; [`kernels`]: the
 //!   run's kernel registry and the cases without a kernel binary for the platform.
@@ -72,5 +73,6 @@ pub mod runtime;
 pub mod select;
 pub mod settings;
 pub mod sink;
+pub mod suggest;
 pub mod suite;
 pub mod worker;

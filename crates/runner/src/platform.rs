@@ -21,7 +21,7 @@ use platform_common::runner_base::ArchEntry;
 use platform_common::timeouts::{TimeoutError, Timeouts};
 use platform_common::{Arch, DeviceId, Driver};
 
-use crate::report::model::Platform;
+use crate::report::model::{Platform, UnfiredFault};
 
 /// Environment variable giving the number of real cards on the host (`--platform onboard`).
 pub const ENV_CARDS: &str = "ONBOARD_CARDS";
@@ -62,6 +62,47 @@ pub enum PlatformError {
         /// Its value.
         value: String,
     },
+}
+
+/// The kernel every lane on simulated cards loads to probe a card after a reset.
+pub const PROBE_KERNEL: &str = "noop";
+
+/// A run that cannot work on any card: the cause is the binary's packaging or the host, never a
+/// card (exit 2 before any card is taken).
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    /// The probe kernel's blob is not where lanes load it from.
+    #[error(
+        "cannot load the probe kernel: no kernel blob {PROBE_KERNEL:?} at {} (every lane would fail \
+         the same way; this is the binary's packaging, not a card: build the kernels, or set \
+         ONBOARD_KERNEL_DIR to a dir with <arch>/{PROBE_KERNEL}.so)",
+        blob.display()
+    )]
+    ProbeKernel {
+        /// Where it was looked for.
+        blob: std::path::PathBuf,
+    },
+    /// A kernel dir exists but cannot be read.
+    #[error("kernel dir {} cannot be read: {err} (every lane would fail the same way)", dir.display())]
+    KernelDir {
+        /// The dir.
+        dir: std::path::PathBuf,
+        /// Why (in the message: the dir is the cause named).
+        err: std::io::Error,
+    },
+}
+
+/// Each kernel dir of `registry` that exists can be read (a lane could not find a kernel in it).
+pub fn check_kernel_dirs(registry: &platform_common::kernel::KernelRegistry) -> Result<(), SetupError> {
+    for root in registry.roots() {
+        let dir = root.join(registry.arch().name());
+        match std::fs::read_dir(&dir) {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(err) => return Err(SetupError::KernelDir { dir, err }),
+        }
+    }
+    Ok(())
 }
 
 /// What the dispatcher needs to know of a platform (no driver: lanes open their own).
@@ -146,7 +187,7 @@ cfg_if::cfg_if! {
 
         fn open_sim(arch: Arch) -> Result<(Arc<dyn Driver>, Option<KernelBlob>), PlatformError> {
             let cfg = sim_config(arch)?;
-            let probe = platform_common::kernel::load_builtin(arch, "noop").map_err(PlatformError::ProbeKernel)?;
+            let probe = platform_common::kernel::load_builtin(arch, PROBE_KERNEL).map_err(PlatformError::ProbeKernel)?;
             Ok((Arc::new(SimDriver::new(cfg)), Some(probe)))
         }
 
@@ -159,6 +200,85 @@ cfg_if::cfg_if! {
             };
             FaultPlan::parse_for_cards(text, cards).map_err(|e| format!("{source}: {e}"))?;
             Ok(Some(text.to_owned()))
+        }
+
+        /// What every lane of a run on `info`'s platform needs and no card can cause: on sim, the
+        /// probe kernel's blob where the lanes load it from. Checked before any card is taken, so
+        /// a packaging mistake is exit 2 naming it, never a quarantined card or a health record.
+        pub fn check_setup(info: &PlatformInfo, arch: Arch) -> Result<(), SetupError> {
+            if info.platform != Platform::Sim {
+                return Ok(());
+            }
+            let dir = platform_common::kernel::blob_dir(arch);
+            let blob = platform_common::kernel::blob_path(&dir, PROBE_KERNEL);
+            if blob.is_file() {
+                Ok(())
+            } else {
+                Err(SetupError::ProbeKernel { blob })
+            }
+        }
+
+        /// Where the run's simulated cards and their locks live, when that is not the documented
+        /// `<cargo target dir>/sim` (a binary run outside any target dir, no ONBOARD_SIM_ROOT):
+        /// one line for people, else `None`.
+        pub fn sim_location_note(info: &PlatformInfo) -> Option<String> {
+            let sim = info.sim.as_ref()?;
+            platform_common::sim::root_is_temp_fallback().then(|| {
+                format!(
+                    "note: simulated cards live in {}, their locks in {} (outside a cargo target dir; \
+                     ONBOARD_SIM_ROOT and ONBOARD_LOCK_DIR choose others)",
+                    sim.root.display(),
+                    info.leases.dir.display()
+                )
+            })
+        }
+
+        /// Every `dev=N` rule of the plan (checked by [`fault_plan`]) names a card of the run: a
+        /// rule for a card the run does not hold could never fire (bad input, naming the rule,
+        /// the run's cards and `source`).
+        pub fn check_fault_cards(faults: Option<&String>, source: &str, devices: &[DeviceId]) -> Result<(), String> {
+            let Some(plan) = faults.and_then(|t| t.parse::<FaultPlan>().ok()) else {
+                return Ok(());
+            };
+            for rule in plan.rules() {
+                if let platform_common::sim::CardSel::One(card) = rule.card {
+                    if !devices.contains(&card) {
+                        let held: Vec<String> = devices.iter().map(u32::to_string).collect();
+                        return Err(format!(
+                            "{source}: fault rule \"{rule}\" names card {card}, which this run does not \
+                             hold (its cards: {}); it could never fire",
+                            held.join(", ")
+                        ));
+                    }
+                }
+            }
+            Ok(())
+        }
+
+        /// The plan's rules that did not fire on the run's simulated cards, read from the card
+        /// files at the end of the run (see `CardState::unfired`); empty without a plan and off
+        /// `sim` (`libsim_acl.so` keeps its cards in its own process).
+        pub fn unfired_faults(info: &PlatformInfo, faults: Option<&str>, devices: &[DeviceId]) -> Vec<UnfiredFault> {
+            let (Some(sim), Some(plan)) = (&info.sim, faults.and_then(|t| t.parse::<FaultPlan>().ok())) else {
+                return Vec::new();
+            };
+            let mut out = Vec::new();
+            for &card in devices {
+                let state = match platform_common::sim::card_state(sim, card) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        tracing::warn!(card, "cannot read the simulated card to tell which faults fired: {e}");
+                        continue;
+                    }
+                };
+                let rules: Vec<_> = plan.rules().iter().filter(|r| r.card.covers(card)).collect();
+                for (i, detail) in state.unfired() {
+                    if let Some(rule) = rules.get(i) {
+                        out.push(UnfiredFault { rule: rule.to_string(), card, detail });
+                    }
+                }
+            }
+            out
         }
 
         /// What a lane on `onboard` gets in its environment for `libsim_acl.so`: the plan.
@@ -192,6 +312,26 @@ cfg_if::cfg_if! {
         /// own `ONBOARD_SIM_FAULTS`).
         pub fn fault_plan(faults: Option<&str>, _source: &str, _cards: u32) -> Result<Option<String>, String> {
             Ok(faults.filter(|t| !t.trim().is_empty()).map(str::to_owned))
+        }
+
+        /// Without the simulator there are no simulated cards.
+        pub fn sim_location_note(_info: &PlatformInfo) -> Option<String> {
+            None
+        }
+
+        /// Without the simulator no lane loads a probe kernel.
+        pub fn check_setup(_info: &PlatformInfo, _arch: Arch) -> Result<(), SetupError> {
+            Ok(())
+        }
+
+        /// Without the simulator the plan is not parsed here: `libsim_acl.so` checks its cards.
+        pub fn check_fault_cards(_faults: Option<&String>, _source: &str, _devices: &[DeviceId]) -> Result<(), String> {
+            Ok(())
+        }
+
+        /// Without the simulator no card file tells which rules fired.
+        pub fn unfired_faults(_info: &PlatformInfo, _faults: Option<&str>, _devices: &[DeviceId]) -> Vec<UnfiredFault> {
+            Vec::new()
         }
 
         /// Lanes inherit the environment, and `libsim_acl.so` gets the plan when the run starts.

@@ -12,6 +12,7 @@ use std::str::FromStr;
 use platform_common::Arch;
 
 use crate::case::{stable_hash, valid_tag, CaseSpec, ClassSpec, Kind, Suite};
+use crate::suggest::{hint, Wanted};
 
 /// A `--case` or `--exclude` selector: `Class`, `Class::` (every case of the class),
 /// `Class::case`, or `tag:NAME` (every case with that tag, its own or its class's).
@@ -146,16 +147,20 @@ pub struct Filter {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SelectError {
     /// A `--case` selector that matches no case of the suite.
-    #[error("--case {selector} matches no case of the suite (--list shows them)")]
+    #[error("--case {selector} matches no case of the suite ({})", hint(suggestions))]
     NoMatch {
         /// The selector as written back.
         selector: String,
+        /// The suite's nearest selectors (`Relu::`, `tag:slow`), best first.
+        suggestions: Vec<String>,
     },
     /// An `--exclude` selector that matches no case of the suite.
-    #[error("--exclude {selector} matches no case of the suite (--list shows them)")]
+    #[error("--exclude {selector} matches no case of the suite ({})", hint(suggestions))]
     ExcludeMatchesNothing {
         /// The selector as written back.
         selector: String,
+        /// The suite's nearest selectors, best first.
+        suggestions: Vec<String>,
     },
     /// A `--runtime` no class uses.
     #[error("--runtime {0:?} is not a runtime of the suite (known: {1})")]
@@ -168,6 +173,16 @@ pub enum SelectError {
         /// The arch.
         arch: Arch,
     },
+}
+
+/// The suite's nearest selectors to `sel`, best first ([`crate::suggest::nearest`]).
+fn nearest(suite: &Suite, sel: &Selector) -> Vec<String> {
+    let wanted = match sel {
+        Selector::Class(c) => Wanted::Name(c),
+        Selector::Case { class, case } => Wanted::Case { class, case },
+        Selector::Tag(t) => Wanted::Tag(t),
+    };
+    crate::suggest::nearest(suite, wanted)
 }
 
 /// One class of the run with the indices of its selected cases.
@@ -225,6 +240,7 @@ pub fn select(suite: &Suite, arch: Arch, filter: &Filter) -> Result<Selection, S
         if !hits(sel) {
             return Err(SelectError::NoMatch {
                 selector: sel.to_string(),
+                suggestions: nearest(suite, sel),
             });
         }
     }
@@ -232,6 +248,7 @@ pub fn select(suite: &Suite, arch: Arch, filter: &Filter) -> Result<Selection, S
         if !hits(sel) {
             return Err(SelectError::ExcludeMatchesNothing {
                 selector: sel.to_string(),
+                suggestions: nearest(suite, sel),
             });
         }
     }
@@ -478,6 +495,18 @@ mod tests {
                     .case(CaseSpec::trivial("add"))
                     .case(CaseSpec::trivial("huge").tags(["slow"])),
             )
+    }
+
+    #[test]
+    fn a_selector_that_matches_nothing_suggests_the_nearest_names() {
+        let f = Filter {
+            selectors: vec!["math".parse().unwrap()],
+            ..Filter::default()
+        };
+        assert_eq!(
+            select(&tagged(), Arch::A5, &f).unwrap_err().to_string(),
+            "--case math:: matches no case of the suite (did you mean Math::? --list shows them)"
+        );
     }
 
     #[test]

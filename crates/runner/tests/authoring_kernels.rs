@@ -1,6 +1,8 @@
 //! Kernels per platform: the kernel registry looks each kernel up for the run's platform and
-//! arch, and a case whose kernel has no binary there is `skipped` with that reason (before
-//! hand-out: never an attempt, never in a poison sink), which `--list` shows. On `--platform
+//! arch. A case whose kernel has no binary there stops the run on sim (exit 2 naming the kernel,
+//! the case and the dirs searched) and is `skipped` with that reason on onboard (before
+//! hand-out: never an attempt, never in a poison sink), `--missing-kernel` choosing otherwise;
+//! `--list` shows them. On `--platform
 //! onboard` through `libsim_acl.so` (the CANN ABI with the simulated card behind it) with a fake
 //! device binary (a host blob's bytes under a device binary's name: that library runs them),
 //! found through a `manifest.json` entry or as `<name>.o` in `ONBOARD_KERNEL_DIR`.
@@ -75,13 +77,29 @@ fn fake_device_binaries(sb: &Sandbox, manifest: bool) -> PathBuf {
 }
 
 #[test]
-fn on_sim_a_kernel_without_a_host_blob_is_skipped_with_the_reason() {
+fn on_sim_a_kernel_without_a_host_blob_stops_the_run_naming_kernel_case_and_dirs() {
     let sb = Sandbox::with_cards(1);
-    let run = sb.run_with(
-        &probe(),
-        "a5",
-        &["--devices", "0", "--case", "Kernels", "--case", "Body::chain"],
+    let selection = ["--devices", "0", "--case", "Kernels", "--case", "Body::chain"];
+    // A declared kernel no build made is a typo or a packaging mistake: never a green run.
+    let run = sb.run_with(&probe(), "a5", &selection);
+    run.expect_code(2);
+    let err = run.stderr.trim_end();
+    assert!(
+        err.starts_with(
+            "error: case Kernels::absent: no kernel binary for this platform: no a5 host blob of \
+             kernel \"absent_kernel\" (looked for absent_kernel.so in "
+        ),
+        "{err}"
     );
+    assert!(err.contains("/a5"), "the dirs searched: {err}");
+    assert!(err.contains("1 more case(s) lack a kernel binary too"), "{err}");
+    assert!(err.contains("--missing-kernel skip"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(!run.report_dir.join("report.json").exists(), "no run started");
+    // `--missing-kernel skip` (or the config key) makes them skips with the same reason.
+    let mut skip = selection.to_vec();
+    skip.extend(["--missing-kernel", "skip"]);
+    let run = sb.run_with(&probe(), "a5", &skip);
     let r = run.consistent_report(0);
     for (id, kernel) in [
         ("Kernels::fake", "fake_add"),
@@ -99,6 +117,7 @@ fn on_sim_a_kernel_without_a_host_blob_is_skipped_with_the_reason() {
         );
     }
     assert_eq!(outcome(&r, "Body::chain"), Outcome::Passed);
+    // `--list` shows them (and is no error).
     let listed = sb.run_with(&probe(), "a5", &["--list", "--case", "Kernels"]);
     listed.expect_code(0);
     assert_eq!(
@@ -107,6 +126,29 @@ fn on_sim_a_kernel_without_a_host_blob_is_skipped_with_the_reason() {
             "Kernels::fake  (probe, pooled)  [no binary: fake_add]",
             "Kernels::absent  (probe, pooled)  [no binary: absent_kernel]"
         ]
+    );
+}
+
+#[test]
+fn onboard_can_be_told_to_fail_on_a_missing_kernel() {
+    let sb = Sandbox::with_cards(1);
+    let kernels = fake_device_binaries(&sb, true);
+    let out = onboard(
+        &sb,
+        &kernels,
+        &["--devices", "0", "--case", "Kernels", "--missing-kernel", "fail"],
+    )
+    .output()
+    .unwrap();
+    let run = sb.finish(out);
+    run.expect_code(2);
+    assert!(
+        run.stderr.contains(
+            "error: case Kernels::absent: no kernel binary for this platform: no a5 device binary of \
+             kernel \"absent_kernel\""
+        ),
+        "{}",
+        run.stderr
     );
 }
 
@@ -238,5 +280,46 @@ fn a_broken_manifest_stops_the_run_naming_it() {
         lines[0].starts_with("error: kernel manifest ") && lines[0].contains("manifest.json"),
         "{}",
         lines[0]
+    );
+}
+
+#[test]
+fn kernel_files_refuses_a_suite_whose_declared_kernel_has_no_blob() {
+    // What `cargo xtask archive` packs: the probe suite declares kernels no build makes, so an
+    // archive of it would lack them and is refused, naming the kernel and the case.
+    let sb = Sandbox::with_cards(1);
+    let out = sb
+        .bare_with(&probe())
+        .args(["--arch", "a5", "--kernel-files"])
+        .output()
+        .unwrap();
+    let run = sb.finish(out);
+    run.expect_code(2);
+    let err = run.stderr.trim_end();
+    assert!(
+        err.starts_with(
+            "error: kernel \"absent_kernel\": declared by case Kernels::absent: no a5 host blob of kernel \
+             \"absent_kernel\""
+        ),
+        "{err}"
+    );
+    assert!(err.ends_with("; an archive would lack it"), "{err}");
+    // The built-in suite's binary names its kernels and the probe.
+    let out = sb
+        .bare()
+        .args(["--arch", "a5", "--kernel-files"])
+        .output()
+        .unwrap();
+    let listed = sb.finish(out);
+    listed.expect_code(0);
+    assert!(
+        listed.stdout.lines().any(|l| l.ends_with("/noop.so")),
+        "{}",
+        listed.stdout
+    );
+    assert!(
+        listed.stdout.lines().any(|l| l.ends_with("/vector_add.so")),
+        "{}",
+        listed.stdout
     );
 }

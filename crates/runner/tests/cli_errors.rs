@@ -173,6 +173,35 @@ fn numbers_timeouts_and_sources_follow_one_rule() {
         "ONBOARD_SCHEDULER_TIMEOUT_MS",
     );
     bad(&sb, &a5, &[("ONBOARD_SIM_CARDS", "+4")], "ONBOARD_SIM_CARDS");
+    // No spaces around a number either, in a flag, a variable or a config value (a TOML number
+    // has none; a string value holding numbers is checked by the flag's parser).
+    bad(&sb, &with(&["--retries", " 1"]), &[], "--retries");
+    bad(&sb, &with(&["--device-num", "2 "]), &[], "--device-num");
+    bad(&sb, &with(&["--partition", "hash: 1/2"]), &[], "hash: 1/2");
+    bad(&sb, &with(&["--devices", "0, 1"]), &[], "0, 1");
+    bad(&sb, &with(&["--case-timeout", " 5"]), &[], "--case-timeout");
+    bad(
+        &sb,
+        &with(&["--faults", "dev=0:op_timeout@ 1"]),
+        &[],
+        "op_timeout@ 1",
+    );
+    bad(&sb, &a5, &[("CARDGUARD_RETRIES", "1 ")], "CARDGUARD_RETRIES");
+    bad(&sb, &a5, &[("ONBOARD_SIM_CARDS", " 4")], "ONBOARD_SIM_CARDS");
+    bad(
+        &sb,
+        &a5,
+        &[("ONBOARD_STREAM_SYNC_TIMEOUT_MS", "250 ")],
+        "ONBOARD_STREAM_SYNC_TIMEOUT_MS",
+    );
+    std::fs::create_dir_all(sb.dir.path().join(".config")).unwrap();
+    std::fs::write(
+        sb.dir.path().join(".config/cardguard.toml"),
+        "[profile.default]\ndevices = \"0, 1\"\n",
+    )
+    .unwrap();
+    bad(&sb, &a5, &[], "profile.default.devices");
+    std::fs::remove_file(sb.dir.path().join(".config/cardguard.toml")).unwrap();
     // A bad plan in the environment is named as the variable, not as --faults.
     let mut c = sb.bare();
     let out = c

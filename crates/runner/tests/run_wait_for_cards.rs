@@ -210,11 +210,13 @@ fn without_a_wait_a_busy_card_is_still_refused_at_once() {
     let w = Waiter::start(run_on_card0(&sb, "waiter", &[]));
     let (code, lines) = w.finish();
     assert_eq!(code, Some(2), "{lines:?}");
+    let last = lines.last().unwrap();
     assert!(
-        lines
-            .last()
-            .unwrap()
-            .starts_with("error: --devices: card 0 is held by uid "),
+        last.starts_with("error: --devices: card 0 is held by uid "),
+        "{lines:?}"
+    );
+    assert!(
+        last.ends_with("; --wait-for-cards SECS waits for it"),
         "{lines:?}"
     );
     release(h, lane);

@@ -91,6 +91,32 @@ impl CardState {
             .unwrap_or(0)
     }
 
+    /// The installed faults (by index into `faults`) that did not fire this run, each with why it
+    /// did not: a launch fault whose launch never came, a `force_reset_fail` with no force reset, a
+    /// `probe_fail` with no post-reset probe. `dead`, `init_delay_ms` and `drain=false_negative`
+    /// act on every init or drain of the card and are not judged here.
+    pub fn unfired(&self) -> Vec<(usize, String)> {
+        let c = &self.counters;
+        self.faults
+            .iter()
+            .enumerate()
+            .filter_map(|(i, f)| {
+                let why = match f {
+                    _ if f.launch_number().is_some() => (!self.fired.contains(&i))
+                        .then(|| format!("the card made {} case launch(es)", c.case_launches)),
+                    Fault::ForceResetFail { .. } => {
+                        (c.force_resets == 0).then(|| "the card was never force-reset".to_owned())
+                    }
+                    Fault::ProbeFail { .. } => {
+                        (c.post_reset_probes == 0).then(|| "the card had no post-reset probe".to_owned())
+                    }
+                    _ => None,
+                };
+                why.map(|w| (i, w))
+            })
+            .collect()
+    }
+
     /// Counts one case launch and returns the launch fault that fires at it, marking it fired.
     pub fn count_case_launch(&mut self) -> (u64, Option<Fault>) {
         self.counters.case_launches += 1;

@@ -161,6 +161,18 @@ fn parse_cards(v: &str) -> Result<u32, SimError> {
     }
 }
 
+/// Whether the sim root is the per-user temp-dir fallback (no [`ENV_SIM_ROOT`], no cargo target
+/// dir): not the documented `<target>/sim`, so a run says where its cards are.
+pub fn root_is_temp_fallback() -> bool {
+    matches!(crate::env::path(ENV_SIM_ROOT), Ok(None))
+        && !std::env::var_os("CARGO_TARGET_DIR").is_some_and(|t| !t.is_empty())
+        && std::env::current_exe()
+            .ok()
+            .as_deref()
+            .and_then(target_ancestor)
+            .is_none()
+}
+
 /// `<target>/sim`: `CARGO_TARGET_DIR`, else the nearest ancestor of the running executable named
 /// `target`, else a per-user directory under the temp dir.
 fn default_root() -> PathBuf {
@@ -186,8 +198,8 @@ mod tests {
 
     #[test]
     fn cards_must_be_a_positive_number() {
-        assert_eq!(parse_cards(" 4 ").unwrap(), 4);
-        for bad in ["", "x", "-1", "0", "99999999999"] {
+        assert_eq!(parse_cards("4").unwrap(), 4);
+        for bad in ["", "x", "-1", "0", "99999999999", " 4 ", "4 "] {
             let e = parse_cards(bad).unwrap_err();
             assert!(e.to_string().contains(ENV_SIM_CARDS), "{e}");
         }

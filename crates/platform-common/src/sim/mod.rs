@@ -42,7 +42,9 @@ mod stats;
 mod stream;
 
 pub use card_file::{card_state, start_run, CardCounters, CardState};
-pub use config::{SimConfig, DEFAULT_CARDS, DEFAULT_CARD_MEMORY, ENV_SIM_CARDS, ENV_SIM_ROOT};
+pub use config::{
+    root_is_temp_fallback, SimConfig, DEFAULT_CARDS, DEFAULT_CARD_MEMORY, ENV_SIM_CARDS, ENV_SIM_ROOT,
+};
 pub use context::sticky_code;
 pub use driver::{CurrentDevice, SimDriver};
 pub use error::SimError;

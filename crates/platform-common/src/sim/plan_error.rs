@@ -31,7 +31,7 @@ pub enum PlanErrorKind {
     /// Not a fault the grammar knows.
     #[error(
         "unknown fault {name:?} (expected launch_fail@K[=CODE], sync_fail@K=CODE, op_timeout@K, corrupt@K, crash@K, stall@K, \
-         drain=false_negative, force_reset_fail=K, probe_fail=K, dead or init_delay_ms=K)"
+         poison_after@K, drain=false_negative, force_reset_fail=K, probe_fail=K, dead or init_delay_ms=K)"
     )]
     UnknownFault {
         /// What was written.
@@ -44,6 +44,12 @@ pub enum PlanErrorKind {
         fault: &'static str,
         /// Its form.
         expected: &'static str,
+    },
+    /// Rules joined by `,` (the separator is `;`).
+    #[error("rules are separated by ';', not ',' (write {suggested:?})")]
+    CommaSeparator {
+        /// The rule text with `;` for `,`.
+        suggested: String,
     },
     /// A number that is not a whole number.
     #[error("{what} {value:?} is not a whole number")]

@@ -25,7 +25,15 @@ impl FromStr for FaultPlan {
         for text in s.split(';').map(str::trim).filter(|t| !t.is_empty()) {
             let rule = parse_rule(text).map_err(|kind| FaultPlanError {
                 rule: text.to_owned(),
-                kind,
+                // No fault has a `,` in it: a rule that fails with one is two rules joined
+                // with the wrong separator.
+                kind: if text.contains(',') {
+                    PlanErrorKind::CommaSeparator {
+                        suggested: text.replace(',', ";"),
+                    }
+                } else {
+                    kind
+                },
             })?;
             plan.push_checked(rule, text)?;
         }
@@ -53,7 +61,7 @@ impl FaultPlan {
 fn parse_rule(text: &str) -> Result<FaultRule, PlanErrorKind> {
     let rest = text.strip_prefix("dev=").ok_or(PlanErrorKind::MissingDev)?;
     let (card, fault) = rest.split_once(':').ok_or(PlanErrorKind::MissingFault)?;
-    let card = match card.trim() {
+    let card = match card {
         "*" => CardSel::All,
         c => CardSel::One(
             whole_number(c)
@@ -183,7 +191,7 @@ fn count(text: &str, what: &'static str) -> Result<u64, PlanErrorKind> {
     match whole_number(text) {
         None => Err(PlanErrorKind::BadNumber {
             what,
-            value: text.trim().to_owned(),
+            value: text.to_owned(),
         }),
         Some(0) => Err(PlanErrorKind::Zero { what }),
         Some(n) => Ok(n),
@@ -195,6 +203,6 @@ fn parse_code(text: &str) -> Result<i32, PlanErrorKind> {
         .and_then(|n| i32::try_from(n).ok())
         .filter(|&c| c != 0)
         .ok_or_else(|| PlanErrorKind::BadCode {
-            value: text.trim().to_owned(),
+            value: text.to_owned(),
         })
 }

@@ -16,7 +16,7 @@ use super::event::Event;
 use super::health::HealthRecord;
 use super::outcome::{AttemptOutcome, FlakyResult};
 use super::output::AttemptOutput;
-use super::run::{Interruption, RunInfo, RunReport, Summary};
+use super::run::{Interruption, RunInfo, RunReport, Summary, UnfiredFault};
 use super::verdict::verdict;
 
 /// A report was fed something inconsistent.
@@ -47,6 +47,7 @@ pub struct RunBuilder {
     /// names (a comparison instead of a lookup in the index).
     last_started: FxHashMap<DeviceId, usize>,
     interrupted: Option<Interruption>,
+    faults_unfired: Vec<UnfiredFault>,
 }
 
 #[derive(Debug)]
@@ -70,6 +71,7 @@ impl RunBuilder {
             started: FxHashMap::default(),
             last_started: FxHashMap::default(),
             interrupted: None,
+            faults_unfired: Vec::new(),
         }
     }
 
@@ -204,6 +206,7 @@ impl RunBuilder {
             Event::CaseAbandoned { at_ms, id, reason } => self.abandon(id, *at_ms, reason)?,
             Event::Health { device, record, .. } => self.push_health(*device, record.clone()),
             Event::RunInterrupted { signal, .. } => self.interrupted = Some(*signal),
+            Event::FaultsUnfired { unfired, .. } => self.faults_unfired.clone_from(unfired),
             Event::RunStarted { .. }
             | Event::LaneStarted { .. }
             | Event::RetryScheduled { .. }
@@ -246,6 +249,7 @@ impl RunBuilder {
             devices_health: self.health.into_iter().map(|(d, h)| (d.to_string(), h)).collect(),
             partitions: Vec::new(),
             interrupted: self.interrupted,
+            faults_unfired: self.faults_unfired,
         }
     }
 }

@@ -15,7 +15,7 @@ use super::attempt::ErrorReport;
 use super::health::HealthRecord;
 use super::outcome::AttemptOutcome;
 use super::output::AttemptOutput;
-use super::run::{Interruption, Platform, Summary};
+use super::run::{Interruption, Platform, Summary, UnfiredFault};
 
 /// How a lane process ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -257,6 +257,14 @@ pub enum Event {
         /// Which signal.
         signal: Interruption,
     },
+    /// The fault plan's rules that did not fire by the end of the run (written once, before
+    /// `run_finished`, when any did not).
+    FaultsUnfired {
+        /// When.
+        at_ms: u64,
+        /// The rules, per card.
+        unfired: Vec<UnfiredFault>,
+    },
     /// Every case has a verdict.
     RunFinished {
         /// When.
@@ -283,6 +291,7 @@ impl Event {
             | Event::Worker { at_ms, .. }
             | Event::Fixture { at_ms, .. }
             | Event::RunInterrupted { at_ms, .. }
+            | Event::FaultsUnfired { at_ms, .. }
             | Event::RunFinished { at_ms, .. } => *at_ms,
         }
     }

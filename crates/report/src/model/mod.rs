@@ -35,5 +35,6 @@ pub use outcome::{AttemptOutcome, FlakyResult, Outcome};
 pub use output::{AttemptOutput, CAPTURE_LIMIT};
 pub use run::{
     rfc3339_utc, DriverReport, Interruption, PartitionReport, Platform, RunInfo, RunReport, Summary,
+    UnfiredFault,
 };
 pub use verdict::verdict;

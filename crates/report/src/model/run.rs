@@ -187,6 +187,18 @@ pub struct PartitionReport {
     pub summary: Summary,
 }
 
+/// A fault rule of the run's plan that did not fire on one of its cards by the end of the run
+/// (`faults_unfired` in `report.json`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnfiredFault {
+    /// The rule as the plan's canonical form writes it (`dev=0:op_timeout@50`, `dev=*:crash@3`).
+    pub rule: String,
+    /// The card it did not fire on.
+    pub card: DeviceId,
+    /// Why, in words (`the card made 10 case launch(es)`).
+    pub detail: String,
+}
+
 /// `report.json`: one run (or several merged).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunReport {
@@ -229,6 +241,10 @@ pub struct RunReport {
     /// to its end. Every case it left without a verdict is `skipped`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interrupted: Option<Interruption>,
+    /// The fault rules that did not fire by the end of the run, per card (empty without a plan,
+    /// and on platforms that cannot tell).
+    #[serde(default)]
+    pub faults_unfired: Vec<UnfiredFault>,
 }
 
 impl RunReport {

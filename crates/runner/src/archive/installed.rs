@@ -13,7 +13,7 @@ use crate::case::Suite;
 use cardguard_archive::MANIFEST_NAME;
 
 /// The kernel the post-reset probe runs on simulated cards (always packed).
-const PROBE_KERNEL: &str = "noop";
+use crate::platform::PROBE_KERNEL;
 
 /// The directory of the running executable when it is an unpacked archive's binary (the manifest
 /// is beside it).
@@ -25,8 +25,17 @@ pub fn installed_root() -> Option<PathBuf> {
 
 /// The blob file of every kernel `suite`'s cases on `arch` register, and of the probe kernel,
 /// sorted and without duplicates, as this binary's lanes would load them; a kernel whose blob is
-/// missing is an error naming it.
+/// missing is an error naming it and the first case that declares it (an archive without it
+/// would fail on the card host, so `cargo xtask archive` refuses to build it).
 pub fn kernel_files(suite: &Suite, arch: Arch) -> Result<Vec<PathBuf>, KernelError> {
+    let declared_by = |name: &str| {
+        suite.classes.iter().find_map(|c| {
+            c.cases
+                .iter()
+                .find(|case| case.arch.admits(arch) && case.kernels.iter().any(|k| k == name))
+                .map(|case| c.case_id(case))
+        })
+    };
     let mut names: Vec<&str> = suite
         .classes
         .iter()
@@ -48,7 +57,10 @@ pub fn kernel_files(suite: &Suite, arch: Arch) -> Result<Vec<PathBuf>, KernelErr
             Lookup::Found(f) => Ok(f.path().to_owned()),
             Lookup::Missing(reason) => Err(KernelError::Missing {
                 name: name.to_owned(),
-                reason,
+                reason: match declared_by(name) {
+                    Some(id) => format!("declared by case {id}: {reason}; an archive would lack it"),
+                    None => format!("the probe kernel: {reason}; an archive would lack it"),
+                },
             }),
         })
         .collect()
@@ -71,6 +83,23 @@ mod tests {
             }
             assert!(files.iter().all(|f| f.is_file()));
         }
+    }
+
+    #[test]
+    fn a_kernel_without_a_blob_names_the_case_that_declares_it() {
+        use crate::case::{CaseSpec, ClassSpec, Runtime};
+        let suite = Suite::new().class(ClassSpec::pooled("Relu", Runtime::new("rt")).cases([
+            CaseSpec::compute("typo", &["reluu"], |_, _| Vec::new()),
+            CaseSpec::compute("fine", &["vector_add"], |_, _| Vec::new()),
+        ]));
+        let e = kernel_files(&suite, Arch::A5).unwrap_err().to_string();
+        assert!(
+            e.starts_with(
+                "kernel \"reluu\": declared by case Relu::typo: no a5 host blob of kernel \"reluu\""
+            ),
+            "{e}"
+        );
+        assert!(e.ends_with("; an archive would lack it"), "{e}");
     }
 
     #[test]

@@ -20,7 +20,7 @@ use super::error::ConfigError;
 use super::overrides::OverrideTable;
 use super::source::{EnvLookup, FileText};
 use super::values::*;
-use crate::cli::{Cli, FlakyArg, IsolationArg, PlatformArg};
+use crate::cli::{Cli, FlakyArg, IsolationArg, MissingKernelArg, PlatformArg};
 use crate::settings::{
     parse_count, parse_secs, parse_wait, DeviceSpec, HealthCheck, DEFAULT_CASE_TIMEOUT, DEFAULT_INIT_TIMEOUT,
 };
@@ -259,7 +259,9 @@ run_settings! {
     wait_for_cards: Duration = Duration::ZERO, "0 s", "wait-for-cards", "CARDGUARD_WAIT_FOR_CARDS", Secs, parse_wait, show_secs;
     health_check: HealthCheck = HealthCheck::Each, "each", "health-check", "CARDGUARD_HEALTH_CHECK", Text, parse_enum::<HealthCheck>, show_enum;
     isolation: IsolationArg = IsolationArg::Pool, "pool", "isolation", "CARDGUARD_ISOLATION", Text, parse_enum::<IsolationArg>, show_enum;
+    missing_kernel: Option<MissingKernelArg> = None, "fail on sim, skip on onboard", "missing-kernel", "CARDGUARD_MISSING_KERNEL", Text, parse_enum::<MissingKernelArg>, show_enum;
     faults: Option<String> = None, "none", "faults", "ONBOARD_SIM_FAULTS", Text, parse_text, show_display;
+    faults_must_fire: bool = false, "false", "faults-must-fire", "CARDGUARD_FAULTS_MUST_FIRE", Switch, parse_switch, show_display;
     report_dir: Option<PathBuf> = None, "target/onboard/<arch>/<run-id>", "report-dir", "CARDGUARD_REPORT_DIR", Text, parse_path, show_path;
     no_progress: bool = false, "false", "no-progress", "CARDGUARD_NO_PROGRESS", Switch, parse_switch, show_display;
 }

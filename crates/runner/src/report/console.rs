@@ -200,6 +200,7 @@ impl Progress {
             | Event::RetryScheduled { .. }
             | Event::Worker { .. }
             | Event::Fixture { .. }
+            | Event::FaultsUnfired { .. }
             | Event::RunFinished { .. } => {}
         }
     }

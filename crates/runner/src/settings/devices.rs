@@ -33,12 +33,12 @@ impl FromStr for DeviceSpec {
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let bad = |why| BadDeviceList(s.to_owned(), why);
-        if s.trim() == "auto" {
+        if s == "auto" {
             return Ok(DeviceSpec::Auto);
         }
         let mut out: Vec<DeviceId> = Vec::new();
+        // No whitespace anywhere: the one rule for numbers (a padded value is named, not guessed at).
         for part in s.split(',') {
-            let part = part.trim();
             if part.is_empty() {
                 return Err(bad("empty entry"));
             }

@@ -37,9 +37,10 @@ pub enum TakeError {
         /// Cards the map makes visible.
         visible: u32,
     },
-    /// A named card is held by someone else.
-    #[error("--devices: {0}")]
-    Held(#[source] LeaseError),
+    /// A named card is held by someone else (the lease error in the message, with the flag that
+    /// waits for it: not a `source`, so the chain does not repeat it).
+    #[error("--devices: {0}; --wait-for-cards SECS waits for it")]
+    Held(LeaseError),
     /// A named card is wanted by a run that has waited longer (`--wait-for-cards`): it is that
     /// run's to take first.
     #[error(
@@ -53,7 +54,9 @@ pub enum TakeError {
         waiter: Box<Waiter>,
     },
     /// `--devices auto` on real cards without `--device-num`: not one card is free.
-    #[error("--devices auto: none of the {cards} cards is free ({holders})")]
+    #[error(
+        "--devices auto: none of the {cards} cards is free ({holders}); --wait-for-cards SECS waits for one"
+    )]
     NoneFree {
         /// Cards of the platform.
         cards: u32,
@@ -62,7 +65,8 @@ pub enum TakeError {
     },
     /// Not enough free cards for `auto`.
     #[error(
-        "--devices auto: only {free} of the {cards} cards are free, --device-num asks for {want}{}",
+        "--devices auto: only {free} of the {cards} cards are free, --device-num asks for {want}{}; \
+         --wait-for-cards SECS waits for them",
         reserved_note(*reserved)
     )]
     NotEnough {

@@ -53,6 +53,9 @@ pub struct RunPlan {
     pub progress: bool,
     /// How lanes are started.
     pub command: LaneCommand,
+    /// The fault plan's text, checked (`None` without one): which of its rules did not fire is
+    /// read from the cards at the end.
+    pub faults: Option<String>,
     /// The selected cases (by id) with a kernel that has no binary for the platform: skipped.
     pub missing_kernels: BTreeMap<String, MissingKernels>,
     /// How much a lane process runs before a fresh one replaces it (`--isolation`).
@@ -232,6 +235,15 @@ pub fn run(plan: RunPlan, suite: &Suite) -> Result<RunOutcome, DispatchError> {
         lane_peak_rss_kib,
         reports: WriteTimes::default(),
     };
+    let unfired = crate::platform::unfired_faults(&plan.platform, plan.faults.as_deref(), &devices);
+    let mut reporter = reporter;
+    if !unfired.is_empty() {
+        let at_ms = reporter.elapsed_ms();
+        // A journal that cannot take it fails with the report files below.
+        if let Err(e) = reporter.event(&Event::FaultsUnfired { at_ms, unfired }) {
+            tracing::warn!("cannot journal the faults that never fired: {e}");
+        }
+    }
     let (report, written, times) = reporter.finish_timed(plan.flaky_result);
     stats.reports = times;
     drop(watch);

@@ -280,6 +280,7 @@ fn journal_brief(e: &Journal) -> String {
         Journal::Worker { device, action, .. } => format!("worker card{device} {}", action.name()),
         Journal::Fixture { device, class, .. } => format!("fixture card{device} {class}"),
         Journal::RunInterrupted { signal, .. } => format!("interrupted ({signal})"),
+        Journal::FaultsUnfired { unfired, .. } => format!("faults_unfired ({})", unfired.len()),
         Journal::RunStarted { .. } => "run_started".to_owned(),
         Journal::RunFinished { .. } => "run_finished".to_owned(),
     }
