@@ -113,8 +113,9 @@ pub mod codes {
     pub const RT_DRV_INTERNAL_ERROR: Code = Code::acl(507899);
     /// `ACL_ERROR_RT_SOCKET_CLOSE`: destroying a stream that still has pending work.
     pub const RT_SOCKET_CLOSE: Code = Code::acl(507901);
-    /// HAL rc 62: `halResMap` refused on a sticky context (a5 register mapping).
-    pub const HAL_RES_MAP_REFUSED: Code = Code::hal(62);
+    /// HAL rc 62, `DRV_ERROR_NO_PROCESS` (hicann/runtime pkg_inc/driver/ascend_hal_error.h): what
+    /// `halResMap` returns on a sticky context (a5 register mapping).
+    pub const HAL_NO_PROCESS: Code = Code::hal(62);
     /// The `acl` driver's library lacks the call's symbol (the call's name is the symbol).
     pub const LOADER_SYMBOL_MISSING: Code = Code::loader(1);
     /// The `acl` driver could not read a kernel blob's file to register it.
@@ -228,10 +229,10 @@ pub static CODE_TABLE: &[CodeInfo] = &[
         hint: "teardown on a faulted card; abandon handles and force-reset",
     },
     CodeInfo {
-        code: codes::HAL_RES_MAP_REFUSED,
-        name: "HAL_RES_MAP_REFUSED",
+        code: codes::HAL_NO_PROCESS,
+        name: "DRV_ERROR_NO_PROCESS",
         meaning:
-            "halResMap refused the register mapping (rc 62); on a5 the first call to meet a sticky context",
+            "the driver finds no process for the request (rc 62); on a5 halResMap is the first call to meet a sticky context",
         hint: "an earlier fault poisoned this process's context: force-reset the card or use a fresh process",
     },
     CodeInfo {
@@ -321,7 +322,7 @@ mod tests {
         ] {
             assert!(Code::acl(raw).info().is_some(), "no table row for {raw}");
         }
-        assert_eq!(Code::hal(62).name(), "HAL_RES_MAP_REFUSED");
+        assert_eq!(Code::hal(62).name(), "DRV_ERROR_NO_PROCESS");
     }
 
     #[test]
@@ -339,10 +340,7 @@ mod tests {
             classify_code(codes::RT_DRV_INTERNAL_ERROR),
             FailureClass::DeviceRuntime
         );
-        assert_eq!(
-            classify_code(codes::HAL_RES_MAP_REFUSED),
-            FailureClass::DeviceRuntime
-        );
+        assert_eq!(classify_code(codes::HAL_NO_PROCESS), FailureClass::DeviceRuntime);
         assert_eq!(classify_code(codes::INVALID_PARAM), FailureClass::Usage);
         assert_eq!(classify_code(Code::acl(999_999)), FailureClass::DeviceRuntime);
         assert_eq!(
@@ -358,8 +356,8 @@ mod tests {
             e.to_string(),
             "aclrtMalloc failed: 507899 (ACL_ERROR_RT_DRV_INTERNAL_ERROR)"
         );
-        let e = DriverError::new(DriverCall::HalResMap, codes::HAL_RES_MAP_REFUSED);
-        assert_eq!(e.to_string(), "halResMap failed: rc=62 (HAL_RES_MAP_REFUSED)");
+        let e = DriverError::new(DriverCall::HalResMap, codes::HAL_NO_PROCESS);
+        assert_eq!(e.to_string(), "halResMap failed: rc=62 (DRV_ERROR_NO_PROCESS)");
         let e = DriverError::new(DriverCall::ResetDeviceForce, codes::LOADER_SYMBOL_MISSING);
         assert_eq!(
             e.to_string(),

@@ -177,7 +177,7 @@ fn the_readme_schema_parses_with_typed_codes() {
         "code": { "space": "hal", "raw": 62 }, "detail": "…", "unix_ms": 0 },
       { "event": "init_failed", "at_ms": 1, "code": { "space": "acl", "raw": 507899 }, "detail": "…" } ] } }"#;
     let r: RunReport = serde_json::from_str(example).unwrap();
-    let hal = platform_common::error::codes::HAL_RES_MAP_REFUSED;
+    let hal = platform_common::error::codes::HAL_NO_PROCESS;
     assert_eq!(r.cases[0].attempts[0].error.as_ref().unwrap().code, Some(hal));
     assert_eq!(r.devices_health["0"][0].code(), Some(hal));
     assert_eq!(r.devices_health["0"][0].name(), "poisoned");

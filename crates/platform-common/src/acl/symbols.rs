@@ -92,6 +92,7 @@ symbol_table! {
         rtAicpuKernelLaunchExWithArgs: PFN_rtAicpuKernelLaunchExWithArgs,
         halResMap: PFN_halResMap,
         halMemCtl: PFN_halMemCtl,
+        halGetDeviceInfoByBuff: PFN_halGetDeviceInfoByBuff,
     ],
     optional: [
         cgSimSetLaunchInfo: PFN_cgSimSetLaunchInfo,
