@@ -27,6 +27,52 @@ pub(crate) const CTRL_TYPE_MAX: c_int = 9;
 /// pkg_inc/driver/ascend_hal_base.h, the table above `halGetDeviceInfoByBuff`).
 const OCCUPY_BYTES: i32 = 16;
 
+/// Why `halResMap` refuses `info`, as a code; `None` when it maps it (see [`halResMap`]).
+pub(crate) fn res_map_refusal(info: &res_map_info) -> Option<drvError_t> {
+    if info.target_proc_type != PROCESS_CP1 || info.flag != 0 || info.rsv.iter().any(|&r| r != 0) {
+        return Some(DRV_ERROR_NOT_SUPPORT);
+    }
+    if info.res_type >= RES_MAP_TYPE_MAX {
+        return Some(DRV_ERROR_PARA_ERROR);
+    }
+    if info.res_type != RES_AICORE {
+        return Some(DRV_ERROR_NOT_SUPPORT);
+    }
+    None
+}
+
+/// The `halMemCtl` request the simulator serves, or the code it answers instead (see
+/// [`halMemCtl`]).
+///
+/// # Safety
+///
+/// `param_value` is null or readable for `param_value_size` bytes.
+pub(crate) unsafe fn mem_ctl_request(
+    type_: c_int,
+    param_value: *const c_void,
+    param_value_size: usize,
+    out_value: *const c_void,
+) -> Result<AddrMapInPara, drvError_t> {
+    if !(0..CTRL_TYPE_MAX).contains(&type_) {
+        return Err(DRV_ERROR_NOT_SUPPORT);
+    }
+    if c_uint::try_from(type_).ok() != Some(CTRL_TYPE_ADDR_MAP) {
+        return Err(DRV_ERROR_NOT_SUPPORT);
+    }
+    if param_value.is_null()
+        || param_value_size != std::mem::size_of::<AddrMapInPara>()
+        || out_value.is_null()
+    {
+        return Err(DRV_ERROR_INVALID_VALUE);
+    }
+    // SAFETY: readable for `param_value_size` (= its size) bytes; may be unaligned.
+    let input = unsafe { param_value.cast::<AddrMapInPara>().read_unaligned() };
+    if input.addr_type != ADDR_MAP_TYPE_REG_AIC_CTRL {
+        return Err(DRV_ERROR_NOT_SUPPORT);
+    }
+    Ok(input)
+}
+
 /// `halResMap` of one AICore's registers. Refused as the driver's `rmo_res_info_check` refuses
 /// (hicann/driver src/ascend_hal/dpa/rmo/rmo_user_res_map.c): null `va`/`len` is
 /// `DRV_ERROR_PARA_ERROR`; a target other than `PROCESS_CP1`, a non-zero `flag` or `rsv` is
@@ -52,14 +98,8 @@ pub unsafe extern "C" fn halResMap(
         // SAFETY: non-null and pointing to a whole `res_map_info` per the contract (integer
         // fields only: any bytes are a valid value).
         let info = unsafe { res_info.read_unaligned() };
-        if info.target_proc_type != PROCESS_CP1 || info.flag != 0 || info.rsv.iter().any(|&r| r != 0) {
-            return DRV_ERROR_NOT_SUPPORT;
-        }
-        if info.res_type >= RES_MAP_TYPE_MAX {
-            return DRV_ERROR_PARA_ERROR;
-        }
-        if info.res_type != RES_AICORE {
-            return DRV_ERROR_NOT_SUPPORT;
+        if let Some(rc) = res_map_refusal(&info) {
+            return rc;
         }
         match sim.driver.hal_res_map(dev_id, info.res_id) {
             Ok(addr) => {
@@ -96,23 +136,11 @@ pub unsafe extern "C" fn halMemCtl(
     out_size_ret: *mut usize,
 ) -> drvError_t {
     call("halMemCtl", |sim| {
-        if !(0..CTRL_TYPE_MAX).contains(&type_) {
-            return DRV_ERROR_NOT_SUPPORT;
-        }
-        if c_uint::try_from(type_).ok() != Some(CTRL_TYPE_ADDR_MAP) {
-            return DRV_ERROR_NOT_SUPPORT;
-        }
-        if param_value.is_null()
-            || param_value_size != std::mem::size_of::<AddrMapInPara>()
-            || out_value.is_null()
-        {
-            return DRV_ERROR_INVALID_VALUE;
-        }
-        // SAFETY: readable for `param_value_size` (= its size) bytes; may be unaligned.
-        let input = unsafe { param_value.cast::<AddrMapInPara>().read_unaligned() };
-        if input.addr_type != ADDR_MAP_TYPE_REG_AIC_CTRL {
-            return DRV_ERROR_NOT_SUPPORT;
-        }
+        // SAFETY: `param_value` is null or readable for `param_value_size` bytes per the contract.
+        let input = match unsafe { mem_ctl_request(type_, param_value, param_value_size, out_value) } {
+            Ok(i) => i,
+            Err(rc) => return rc,
+        };
         match sim.driver.hal_mem_ctl(input.devid) {
             Ok(w) => {
                 let out = AddrMapOutPara {
@@ -183,3 +211,72 @@ pub unsafe extern "C" fn halGetDeviceInfoByBuff(
 const _: PFN_halResMap = Some(halResMap);
 const _: PFN_halMemCtl = Some(halMemCtl);
 const _: PFN_halGetDeviceInfoByBuff = Some(halGetDeviceInfoByBuff);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn aicore(core: u32) -> res_map_info {
+        res_map_info {
+            target_proc_type: PROCESS_CP1,
+            res_type: RES_AICORE,
+            res_id: core,
+            flag: 0,
+            rsv: [0; RES_MAP_INFO_RSV_LEN as usize],
+        }
+    }
+
+    #[test]
+    fn res_map_takes_only_what_the_driver_takes() {
+        assert_eq!(res_map_refusal(&aicore(3)), None);
+        let with = |f: fn(&mut res_map_info)| {
+            let mut i = aicore(0);
+            f(&mut i);
+            res_map_refusal(&i)
+        };
+        // The old declaration's AICore type (1) is another register set, not simulated.
+        assert_eq!(
+            with(|i| i.res_type = RES_HSCB_AICORE),
+            Some(DRV_ERROR_NOT_SUPPORT)
+        );
+        assert_eq!(
+            with(|i| i.res_type = RES_MAP_TYPE_MAX),
+            Some(DRV_ERROR_PARA_ERROR)
+        );
+        assert_eq!(with(|i| i.res_type = 0x7fff_ffff), Some(DRV_ERROR_PARA_ERROR));
+        assert_eq!(with(|i| i.rsv[0] = 1), Some(DRV_ERROR_NOT_SUPPORT));
+        assert_eq!(with(|i| i.flag = 1), Some(DRV_ERROR_NOT_SUPPORT));
+        assert_eq!(with(|i| i.target_proc_type = 5), Some(DRV_ERROR_NOT_SUPPORT));
+    }
+
+    #[test]
+    fn mem_ctl_refuses_an_unknown_type_and_the_old_invented_request() {
+        let input = AddrMapInPara {
+            addr_type: ADDR_MAP_TYPE_REG_AIC_CTRL,
+            devid: 2,
+        };
+        let out = AddrMapOutPara { ptr: 0, len: 0 };
+        let p = (&input as *const AddrMapInPara).cast::<c_void>();
+        let o = (&out as *const AddrMapOutPara).cast::<c_void>();
+        let size = std::mem::size_of::<AddrMapInPara>();
+        let req = |t: c_int, n: usize| {
+            // SAFETY: `p` is readable for `size` bytes, and `n` is never more.
+            unsafe { mem_ctl_request(t, p, n, o) }
+        };
+        assert_eq!(req(CTRL_TYPE_ADDR_MAP as c_int, size).map(|i| i.devid), Ok(2));
+        assert_eq!(req(0x4347, size).unwrap_err(), DRV_ERROR_NOT_SUPPORT);
+        assert_eq!(req(CTRL_TYPE_MAX, size).unwrap_err(), DRV_ERROR_NOT_SUPPORT);
+        assert_eq!(req(-1, size).unwrap_err(), DRV_ERROR_NOT_SUPPORT);
+        assert_eq!(
+            req(CTRL_TYPE_ADDR_MAP as c_int, 4).unwrap_err(),
+            DRV_ERROR_INVALID_VALUE
+        );
+        let other = AddrMapInPara {
+            addr_type: 0,
+            devid: 2,
+        };
+        // SAFETY: `other` is readable for `size` bytes.
+        let r = unsafe { mem_ctl_request(0, (&other as *const AddrMapInPara).cast(), size, o) };
+        assert_eq!(r.unwrap_err(), DRV_ERROR_NOT_SUPPORT);
+    }
+}

@@ -297,3 +297,90 @@ pub unsafe extern "C" fn rtAicpuKernelLaunchExWithArgs(
 const _: PFN_rtRegisterAllKernel = Some(rtRegisterAllKernel);
 const _: PFN_rtKernelLaunchWithHandleV2 = Some(rtKernelLaunchWithHandleV2);
 const _: PFN_rtAicpuKernelLaunchExWithArgs = Some(rtAicpuKernelLaunchExWithArgs);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use platform_common::acl::driver::aicpu_scheduler_args;
+
+    fn args_ex(values: &mut [u64]) -> rtArgsEx_t {
+        rtArgsEx_t {
+            args: values.as_mut_ptr().cast(),
+            hostInputInfoPtr: std::ptr::null_mut(),
+            argsSize: (values.len() * 8) as u32,
+            tilingAddrOffset: 0,
+            tilingDataOffset: 0,
+            hostInputInfoNum: 0,
+            hasTiling: 0,
+            isNoNeedH2DCopy: 0,
+            reserved: [0; 4],
+        }
+    }
+
+    #[test]
+    fn a_whole_args_ex_passes() {
+        let mut v = [1u64, 2];
+        // SAFETY: no host-input entries.
+        assert_eq!(unsafe { check_args_ex(&args_ex(&mut v)) }, Ok(()));
+    }
+
+    /// The old 24-byte declaration (args, hostInputInfoPtr, argsSize) written into a caller's
+    /// memory whose next bytes are not zero: the runtime reads all 40 bytes, so does the sim.
+    #[test]
+    fn a_truncated_args_ex_is_refused() {
+        let mut v = [7u64];
+        let mut raw = [0xa5u8; 40];
+        let args = v.as_mut_ptr() as usize as u64;
+        raw[..8].copy_from_slice(&args.to_ne_bytes());
+        raw[8..16].copy_from_slice(&0u64.to_ne_bytes());
+        raw[16..20].copy_from_slice(&8u32.to_ne_bytes());
+        // SAFETY: 40 readable bytes; every field of rtArgsEx_t takes any bytes.
+        let a = unsafe { raw.as_ptr().cast::<rtArgsEx_t>().read_unaligned() };
+        // SAFETY: hostInputInfoPtr is null; the refusal comes before any entry is read.
+        assert!(unsafe { check_args_ex(&a) }.is_err());
+        let mut zero = args_ex(&mut v);
+        zero.argsSize = 0;
+        // SAFETY: no host-input entries.
+        assert_eq!(unsafe { check_args_ex(&zero) }, Err("argsSize is 0"));
+        let mut tiling = args_ex(&mut v);
+        tiling.hasTiling = 1;
+        tiling.tilingDataOffset = 64;
+        // SAFETY: no host-input entries.
+        let refused = unsafe { check_args_ex(&tiling) };
+        assert_eq!(refused, Err("a tiling offset is not below argsSize"));
+    }
+
+    #[test]
+    fn the_aicpu_launch_must_be_the_drivers() {
+        let mut block = aicpu_scheduler_args(0x55);
+        let a = rtAicpuArgsEx_t {
+            args: (&mut block as *mut cgAicpuSchedulerArgs).cast(),
+            hostInputInfoPtr: std::ptr::null_mut(),
+            kernelOffsetInfoPtr: std::ptr::null_mut(),
+            argsSize: std::mem::size_of::<cgAicpuSchedulerArgs>() as u32,
+            hostInputInfoNum: 0,
+            kernelOffsetInfoNum: 0,
+            soNameAddrOffset: std::mem::offset_of!(cgAicpuSchedulerArgs, soName) as u32,
+            kernelNameAddrOffset: std::mem::offset_of!(cgAicpuSchedulerArgs, kernelName) as u32,
+            isNoNeedH2DCopy: false,
+            timeout: 0,
+            reserved: 0,
+        };
+        // SAFETY: `a.args` points at `block`, argsSize bytes (so below).
+        let ok = unsafe { check_aicpu(KERNEL_TYPE_AICPU_KFC, &a, 0) };
+        assert_eq!(ok, Ok(0x55));
+        // The old declaration's "AICPU" (1) is KERNEL_TYPE_FWK; 2 is a plain AICPU kernel.
+        for t in [KERNEL_TYPE_FWK, KERNEL_TYPE_AICPU, KERNEL_TYPE_CCE] {
+            // SAFETY: as above.
+            assert!(unsafe { check_aicpu(t, &a, 0) }.is_err(), "kernel type {t}");
+        }
+        let mut swapped = a;
+        std::mem::swap(&mut swapped.soNameAddrOffset, &mut swapped.kernelNameAddrOffset);
+        // SAFETY: as above.
+        assert!(unsafe { check_aicpu(KERNEL_TYPE_AICPU_KFC, &swapped, 0) }.is_err());
+        let mut short = a;
+        short.argsSize = 8;
+        // SAFETY: the block is longer than 8 bytes.
+        assert!(unsafe { check_aicpu(KERNEL_TYPE_AICPU_KFC, &short, 0) }.is_err());
+    }
+}
