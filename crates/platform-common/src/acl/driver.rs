@@ -118,6 +118,7 @@ impl AclDriver {
             return Err(AclLoadError::MissingSymbols {
                 libraries: driver.files.clone(),
                 symbols: missing,
+                version: driver.cann_version(),
             });
         }
         Ok(driver)
@@ -156,6 +157,33 @@ impl AclDriver {
     #[cfg_attr(not(feature = "sim"), allow(dead_code))]
     pub(crate) fn libs(&self) -> &Libraries {
         &self.libs
+    }
+
+    /// The CANN version the library reports: `aclsysGetVersionStr("runtime")`, else
+    /// `aclrtGetVersion` as `major.minor.patch`; `None` where it exports neither or both fail.
+    pub fn cann_version(&self) -> Option<String> {
+        if let Some(f) = self.syms.aclsysGetVersionStr(&self.libs) {
+            let mut name = *b"runtime\0";
+            let mut buf = [0 as std::ffi::c_char; ACL_PKG_VERSION_MAX_SIZE as usize];
+            // SAFETY: `name` is a NUL-terminated string and `buf` has the
+            // ACL_PKG_VERSION_MAX_SIZE bytes the call may write, both alive for the call.
+            let rc = unsafe { f(name.as_mut_ptr().cast(), buf.as_mut_ptr()) };
+            if rc == ACL_SUCCESS {
+                // The call wrote a string within `buf`; its last byte is made NUL regardless.
+                buf[buf.len() - 1] = 0;
+                // SAFETY: `buf` holds a NUL (its last byte), so the string ends within it.
+                let text = unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) };
+                let text = text.to_string_lossy().trim().to_owned();
+                if !text.is_empty() {
+                    return Some(text);
+                }
+            }
+        }
+        let f = self.syms.aclrtGetVersion(&self.libs)?;
+        let (mut major, mut minor, mut patch) = (0i32, 0i32, 0i32);
+        // SAFETY: three valid, writable i32s for the call.
+        let rc = unsafe { f(&mut major, &mut minor, &mut patch) };
+        (rc == ACL_SUCCESS).then(|| format!("{major}.{minor}.{patch}"))
     }
 
     /// The files loaded, in load order.
@@ -268,15 +296,28 @@ impl Driver for AclDriver {
 
     fn set_op_execute_timeout(&self, timeout_us: u64) -> DriverResult<()> {
         let call = DriverCall::SetOpExecuteTimeout;
-        let f = sym!(self, aclrtSetOpExecuteTimeOutV2, call);
-        let mut applied: u64 = 0;
-        // SAFETY: `applied` is a valid, writable u64 for the call.
-        let rc = unsafe { f(timeout_us, &mut applied) };
-        result::acl(call, rc)?;
+        if let Some(f) = self.syms.aclrtSetOpExecuteTimeOutV2(&self.libs) {
+            let mut applied: u64 = 0;
+            // SAFETY: `applied` is a valid, writable u64 for the call.
+            let rc = unsafe { f(timeout_us, &mut applied) };
+            result::acl(call, rc)?;
+            tracing::debug!(
+                requested_us = timeout_us,
+                applied_us = applied,
+                "op-execute timeout set"
+            );
+            return Ok(());
+        }
+        // CANN without V2 (8.1): the V1 call takes whole seconds; round up, never to 0
+        // (which would mean the runtime's default).
+        let f = sym!(self, aclrtSetOpExecuteTimeOut, call);
+        let secs = u32::try_from(timeout_us.div_ceil(1_000_000).max(1)).unwrap_or(u32::MAX);
+        // SAFETY: takes a number of seconds by value.
+        result::acl(call, unsafe { f(secs) })?;
         tracing::debug!(
             requested_us = timeout_us,
-            applied_us = applied,
-            "op-execute timeout set"
+            applied_s = secs,
+            "op-execute timeout set (V1, seconds)"
         );
         Ok(())
     }
