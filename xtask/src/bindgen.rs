@@ -88,9 +88,14 @@ pub fn generate(root: &Path) -> Result<String, GenerateError> {
         .allowlist_type("PFN_.*")
         .allowlist_type("aclError|rtError_t|drvError_t|aclrtStream|rtStream_t")
         .allowlist_type("aclrtMemMallocPolicy|aclrtMemcpyKind")
-        .allowlist_type("rtDevBinary_t|rtArgsEx_t|rtAicpuArgsEx_t|rtSmDesc_t|rtTaskCfgInfo_t")
-        .allowlist_type("res_map_info|cg_mem_ctl_reg_window_in|cg_mem_ctl_reg_window_out|cgSimStats")
-        .allowlist_var("ACL_.*|RT_.*|KERNEL_TYPE_.*|DRV_.*|RES_ADDR_.*|CG_.*")
+        .allowlist_type(
+            "rtDevBinary_t|rtHostInputInfo_t|rtArgsEx_t|rtAicpuArgsEx_t|rtSmDesc_t|rtTaskCfgInfo_t",
+        )
+        .allowlist_type("rtKernelType_t|processType_t|res_map_type|res_map_info|ctrlType|addrMapType")
+        .allowlist_type("AddrMapInPara|AddrMapOutPara|DEV_MODULE_TYPE|DEV_INFO_TYPE")
+        .allowlist_type("cgAicpuSchedulerArgs|cgSimStats")
+        .allowlist_var("ACL_.*|RT_.*|KERNEL_TYPE_.*|DRV_.*|RES_.*|PROCESS_.*|CTRL_TYPE_.*|ADDR_MAP_.*")
+        .allowlist_var("MODULE_TYPE_.*|INFO_TYPE_.*|CG_.*")
         .prepend_enum_name(false)
         .layout_tests(false)
         .generate_comments(false)

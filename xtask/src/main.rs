@@ -8,6 +8,7 @@ mod bench_sandbox;
 mod bench_scale;
 mod bindgen;
 mod build_kernels;
+mod cann;
 mod cards;
 mod chaos;
 mod child_wait;
@@ -47,6 +48,9 @@ enum Command {
     MergeReports(merge_reports::Args),
     /// Regenerate the committed CANN bindings from their header.
     Bindgen(bindgen::Args),
+    /// Compile cardguard's CANN declarations against the installed CANN headers
+    /// (ASCEND_HOME_PATH); one line per mismatch.
+    CannCheck(cann::Args),
     /// Run every test binary of the workspace N times under load and count what failed.
     Soak(soak::Args),
     /// Run random fault plans through the suite binary and check every report's invariants.
@@ -81,6 +85,7 @@ fn main() -> ExitCode {
         Command::Bench(a) => bench::run(a),
         Command::MergeReports(a) => merge_reports::run(a),
         Command::Bindgen(a) => bindgen::run(a),
+        Command::CannCheck(a) => cann::run(a),
         Command::Soak(a) => soak::run(a),
         Command::Chaos(a) => chaos::run(a),
         Command::Features(a) => features::run(a),

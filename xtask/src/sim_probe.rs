@@ -328,7 +328,7 @@ mod tests {
     fn shown_errors_name_call_and_code() {
         let e = DriverError::new(
             DriverCall::HalResMap,
-            platform_common::error::codes::HAL_RES_MAP_REFUSED,
+            platform_common::error::codes::HAL_NO_PROCESS,
         );
         assert_eq!(show(&e), "halResMap rc=62 (DRV_ERROR_NO_PROCESS)");
     }

@@ -5,7 +5,8 @@
 //!   a2a3's own register mapping.
 //! - [`facts`]: [`FACTS`], a2a3's limits and codes (max block dim 24; op-timeout 507018 at the
 //!   AICPU stream sync; bounded drain 507015 on a poisoned context): their one home.
-//! - [`registers`]: one `halMemCtl` at init: the register window and the partial-good mask;
+//! - [`registers`]: one mapping at init (`halGetDeviceInfoByBuff` for the partial-good mask,
+//!   `halMemCtl` for the register window, EACCES retried as upstream does);
 //!   a2a3's `ArchRegisters`, used by the device runner and by the seed's naive worker.
 //! - [`entry`]: [`ENTRY`], everything that differs for a2a3 as one value (the facts, runner and
 //!   naive worker, the CANN compiler's AICore target, the SDMA choice) for callers that pick the

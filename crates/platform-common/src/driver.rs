@@ -126,7 +126,8 @@ pub trait Driver: Send + Sync + fmt::Debug {
     /// to every other context on the card, hence the lease.
     fn reset_device_force(&self, lease: &DeviceLease) -> DriverResult<()>;
 
-    /// `aclrtSetOpExecuteTimeOutV2` for the current context.
+    /// `aclrtSetOpExecuteTimeOutV2` for the current context (the V1 call, in whole seconds
+    /// rounded up, where the library has no V2).
     fn set_op_execute_timeout(&self, timeout_us: u64) -> DriverResult<()>;
 
     /// `aclrtCreateStream`.

@@ -133,12 +133,9 @@ pub mod codes {
     pub const RT_HBM_MULTI_BIT_ECC_ERROR: Code = Code::acl(507054);
     /// `ACL_ERROR_RT_LINK_ERROR` (hardware).
     pub const RT_LINK_ERROR: Code = Code::acl(507056);
-    /// HAL rc 62, `DRV_ERROR_NO_PROCESS`: what `halResMap` returns on a sticky context (a5
-    /// register mapping).
-    pub const DRV_ERROR_NO_PROCESS: Code = Code::hal(62);
-    /// The name cardguard gave HAL rc 62 before it followed the real one
-    /// ([`DRV_ERROR_NO_PROCESS`]).
-    pub const HAL_RES_MAP_REFUSED: Code = DRV_ERROR_NO_PROCESS;
+    /// HAL rc 62, `DRV_ERROR_NO_PROCESS` (hicann/runtime pkg_inc/driver/ascend_hal_error.h): what
+    /// `halResMap` returns on a sticky context (a5 register mapping).
+    pub const HAL_NO_PROCESS: Code = Code::hal(62);
     /// The `acl` driver's library lacks the call's symbol (the call's name is the symbol).
     pub const LOADER_SYMBOL_MISSING: Code = Code::loader(1);
     /// The `acl` driver could not read a kernel blob's file to register it.
@@ -234,10 +231,7 @@ mod tests {
             classify_code(codes::RT_DRV_INTERNAL_ERROR),
             FailureClass::DeviceRuntime
         );
-        assert_eq!(
-            classify_code(codes::HAL_RES_MAP_REFUSED),
-            FailureClass::DeviceRuntime
-        );
+        assert_eq!(classify_code(codes::HAL_NO_PROCESS), FailureClass::DeviceRuntime);
         assert_eq!(classify_code(codes::INVALID_PARAM), FailureClass::Usage);
         assert_eq!(classify_code(Code::acl(999_999)), FailureClass::DeviceRuntime);
         assert_eq!(classify_code(Code::acl(107_999)), FailureClass::Usage);
@@ -256,7 +250,7 @@ mod tests {
             e.to_string(),
             "aclrtMalloc failed: 507899 (ACL_ERROR_RT_DRV_INTERNAL_ERROR)"
         );
-        let e = DriverError::new(DriverCall::HalResMap, codes::HAL_RES_MAP_REFUSED);
+        let e = DriverError::new(DriverCall::HalResMap, codes::HAL_NO_PROCESS);
         assert_eq!(e.to_string(), "halResMap failed: rc=62 (DRV_ERROR_NO_PROCESS)");
         let e = DriverError::new(DriverCall::ResetDeviceForce, codes::LOADER_SYMBOL_MISSING);
         assert_eq!(
@@ -283,7 +277,7 @@ mod tests {
         for raw in [107000, 107001, 107002, 100000] {
             assert_eq!(Code::acl(raw).class(), CodeClass::Usage, "{raw}");
         }
-        assert_eq!(codes::DRV_ERROR_NO_PROCESS.class(), CodeClass::Device);
+        assert_eq!(codes::HAL_NO_PROCESS.class(), CodeClass::Device);
         // Only rows of the table are hardware; no range guess ever quarantines a card.
         assert!(CODE_TABLE
             .iter()

@@ -4,7 +4,9 @@
 //!
 //! The "partial CANN" is a real shared object compiled here from C: it exports `aclInit`,
 //! `aclrtSetDevice` and `halResMap` (with CANN's codes for a repeated init, a bad device id and a
-//! refused mapping) and nothing else.
+//! refused mapping), the V1 op-execute timeout (seconds; it accepts only 2, as a probe of the
+//! driver's rounding) and `aclrtGetVersion` (8.1.0, as CANN 8.1 has no V2 timeout), and nothing
+//! else.
 
 #![cfg(feature = "onboard")]
 
@@ -23,6 +25,10 @@ int aclInit(const char *config) { (void)config; return inits++ ? 100002 : 0; }
 int aclrtSetDevice(int32_t device) { return device > 7 ? 107001 : 0; }
 int halResMap(unsigned int dev, void *info, unsigned long *va, unsigned int *len) {
     (void)dev; (void)info; (void)va; (void)len; return 62;
+}
+int aclrtSetOpExecuteTimeOut(uint32_t seconds) { return seconds == 2 ? 0 : 100000; }
+int aclrtGetVersion(int32_t *major, int32_t *minor, int32_t *patch) {
+    *major = 8; *minor = 1; *patch = 0; return 0;
 }
 "#;
 
@@ -108,14 +114,41 @@ fn load_lists_every_missing_symbol_in_one_line() {
     let expected: Vec<&str> = REQUIRED_SYMBOLS
         .iter()
         .copied()
-        .filter(|s| !["aclInit", "aclrtSetDevice", "halResMap"].contains(s))
+        .filter(|s| {
+            ![
+                "aclInit",
+                "aclrtSetDevice",
+                "halResMap",
+                "aclrtSetOpExecuteTimeOut",
+            ]
+            .contains(s)
+        })
         .collect();
     assert_eq!(symbols, &expected);
     let text = one_line(&e);
     assert!(
-        text.contains("aclrtResetDeviceForce") && text.contains(&lib.display().to_string()),
+        text.contains("aclrtResetDeviceForce")
+            && text.contains(&lib.display().to_string())
+            && text.contains("CANN 8.1.0"),
         "{text}"
     );
+    // The V2 timeout is optional: CANN 8.1 lacks it.
+    assert!(!symbols.contains(&"aclrtSetOpExecuteTimeOutV2"), "{symbols:?}");
+}
+
+#[test]
+fn without_the_v2_timeout_the_v1_call_gets_whole_seconds_rounded_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = partial_cann(dir.path());
+    let d = AclDriver::open(&AclConfig::files([&lib])).unwrap();
+    assert_eq!(d.cann_version().as_deref(), Some("8.1.0"));
+    // 1.5 s and exactly 2 s both become 2 s (the library accepts only 2).
+    d.set_op_execute_timeout(1_500_000).unwrap();
+    d.set_op_execute_timeout(2_000_000).unwrap();
+    // 2 s and a microsecond become 3 s, which the library refuses: the driver did round up.
+    let e = d.set_op_execute_timeout(2_000_001).unwrap_err();
+    assert_eq!(e.call, DriverCall::SetOpExecuteTimeout);
+    assert_eq!(e.code, codes::INVALID_PARAM);
 }
 
 #[test]
@@ -135,10 +168,7 @@ fn symbols_resolve_lazily_and_an_absent_one_fails_only_its_call() {
     );
     assert_eq!(
         d.hal_res_map(2, 0),
-        Err(DriverError::new(
-            DriverCall::HalResMap,
-            codes::HAL_RES_MAP_REFUSED
-        ))
+        Err(DriverError::new(DriverCall::HalResMap, codes::HAL_NO_PROCESS))
     );
 
     let e = d.create_stream().unwrap_err();
@@ -189,5 +219,5 @@ fn lookups_span_every_library_in_load_order() {
     // libc first: it lacks every CANN symbol, so each is found in the partial library after it.
     let d = AclDriver::open(&AclConfig::files([libc_path(), lib])).unwrap();
     assert_eq!(d.set_device(1), Ok(()));
-    assert_eq!(d.hal_res_map(1, 0).unwrap_err().code, codes::HAL_RES_MAP_REFUSED);
+    assert_eq!(d.hal_res_map(1, 0).unwrap_err().code, codes::HAL_NO_PROCESS);
 }

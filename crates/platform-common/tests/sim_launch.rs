@@ -307,9 +307,6 @@ fn poison_after_leaves_a_correct_run_and_a_sticky_context() {
             codes::RT_DRV_INTERNAL_ERROR
         );
         assert_eq!(drv.malloc(64).unwrap_err().code, codes::RT_DRV_INTERNAL_ERROR);
-        assert_eq!(
-            drv.hal_res_map(0, 0).unwrap_err().code,
-            codes::HAL_RES_MAP_REFUSED
-        );
+        assert_eq!(drv.hal_res_map(0, 0).unwrap_err().code, codes::HAL_NO_PROCESS);
     }
 }

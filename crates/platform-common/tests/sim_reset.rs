@@ -113,7 +113,7 @@ fn a_force_reset_releases_another_process_context_on_that_card_only() {
         b.malloc(64),
         Err(err(DriverCall::Malloc, codes::RT_DRV_INTERNAL_ERROR))
     );
-    assert_eq!(b.hal_res_map(1, 0).unwrap_err().code, codes::HAL_RES_MAP_REFUSED);
+    assert_eq!(b.hal_res_map(1, 0).unwrap_err().code, codes::HAL_NO_PROCESS);
     assert_eq!(b.destroy_stream(sb.aicpu), Ok(()), "teardown still works");
     // A, the resetter, is healthy; C on card 2 never noticed.
     probe(&a, 1).unwrap();

@@ -84,7 +84,7 @@ fn a5_run_surfaces_at_register_mapping_with_rc_62() {
     let (drv, e, made) = run_after_a_poisoning_one(Arch::A5);
     // The a5 runner maps registers at the start of every run: core 0's mapping is the first call,
     // and it fails with rc 62 before anything is allocated.
-    assert_eq!(e, err(DriverCall::HalResMap, codes::HAL_RES_MAP_REFUSED));
+    assert_eq!(e, err(DriverCall::HalResMap, codes::HAL_NO_PROCESS));
     assert_eq!((e.code.raw, e.code), (62, platform_common::Code::hal(62)));
     assert_eq!(made.of(DriverCall::HalResMap), 1);
     assert_eq!(made.of(DriverCall::Malloc), 0);
@@ -160,11 +160,8 @@ fn every_call_meets_its_sticky_code_and_set_device_still_works() {
             drv.launch_aicpu(s.aicpu, platform_common::driver::AicpuTask { aicore: s.aicore }),
             Err(err(DriverCall::LaunchAicpu, sticky))
         );
-        assert_eq!(
-            drv.hal_res_map(1, 0).unwrap_err().code,
-            codes::HAL_RES_MAP_REFUSED
-        );
-        assert_eq!(drv.hal_mem_ctl(1).unwrap_err().code, codes::HAL_RES_MAP_REFUSED);
+        assert_eq!(drv.hal_res_map(1, 0).unwrap_err().code, codes::HAL_NO_PROCESS);
+        assert_eq!(drv.hal_mem_ctl(1).unwrap_err().code, codes::HAL_NO_PROCESS);
         // Teardown calls still work on a sticky context.
         drv.free(buf).unwrap();
         drv.destroy_stream(s.aicpu).unwrap();

@@ -302,7 +302,7 @@ mod tests {
     fn health_steps_read_as_the_seed_tells_them() {
         let p = poisoned(3200, codes::RT_INTERNAL_ERROR, Some("Class::case"));
         assert_eq!(health_step(&p), "poisoned by 507000 in Class::case at 3.2 s");
-        let hal = poisoned(3200, codes::HAL_RES_MAP_REFUSED, None);
+        let hal = poisoned(3200, codes::HAL_NO_PROCESS, None);
         assert_eq!(health_step(&hal), "poisoned by HAL rc 62 at 3.2 s");
         assert_eq!(
             health_step(&reset(3300, 1, 0, 41)),

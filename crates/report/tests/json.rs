@@ -172,7 +172,7 @@ fn the_documented_schema_parses_with_typed_codes() {
     let start = page.find("```json\n").expect("the page has a ```json block") + "```json\n".len();
     let example = &page[start..start + page[start..].find("```").expect("the block ends")];
     let r: RunReport = serde_json::from_str(example).unwrap();
-    let hal = platform_common::error::codes::HAL_RES_MAP_REFUSED;
+    let hal = platform_common::error::codes::HAL_NO_PROCESS;
     assert_eq!(r.cases[0].attempts[0].error.as_ref().unwrap().code, Some(hal));
     assert_eq!(r.devices_health["0"][0].code(), Some(hal));
     assert_eq!(r.devices_health["0"][0].name(), "poisoned");

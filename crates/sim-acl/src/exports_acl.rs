@@ -91,6 +91,38 @@ pub unsafe extern "C" fn aclrtSetOpExecuteTimeOutV2(timeout: u64, actual_timeout
     })
 }
 
+/// `aclrtSetOpExecuteTimeOut`: the V1 call, in whole seconds.
+#[no_mangle]
+pub extern "C" fn aclrtSetOpExecuteTimeOut(timeout: u32) -> aclError {
+    call("aclrtSetOpExecuteTimeOut", |sim| {
+        code(sim.driver.set_op_execute_timeout(u64::from(timeout) * 1_000_000))
+    })
+}
+
+/// The version `aclrtGetVersion` reports for the simulated runtime.
+const SIM_VERSION: (i32, i32, i32) = (8, 5, 0);
+
+/// `aclrtGetVersion`: the simulated runtime's version.
+///
+/// # Safety
+///
+/// Each pointer is null or valid for a write of an `i32`.
+#[no_mangle]
+pub unsafe extern "C" fn aclrtGetVersion(major: *mut i32, minor: *mut i32, patch: *mut i32) -> aclError {
+    call("aclrtGetVersion", |_| {
+        if major.is_null() || minor.is_null() || patch.is_null() {
+            return INVALID;
+        }
+        // SAFETY: non-null and valid for writes per this function's contract.
+        unsafe {
+            major.write(SIM_VERSION.0);
+            minor.write(SIM_VERSION.1);
+            patch.write(SIM_VERSION.2);
+        }
+        ACL_SUCCESS
+    })
+}
+
 /// `aclrtCreateStream`.
 ///
 /// # Safety
@@ -205,6 +237,8 @@ pub unsafe extern "C" fn aclrtMemcpy(
 
 // Each export has exactly the type the header declares.
 const _: PFN_aclInit = Some(aclInit);
+const _: PFN_aclrtSetOpExecuteTimeOut = Some(aclrtSetOpExecuteTimeOut);
+const _: PFN_aclrtGetVersion = Some(aclrtGetVersion);
 const _: PFN_aclFinalize = Some(aclFinalize);
 const _: PFN_aclrtSetDevice = Some(aclrtSetDevice);
 const _: PFN_aclrtResetDevice = Some(aclrtResetDevice);

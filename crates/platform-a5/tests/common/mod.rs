@@ -13,7 +13,7 @@ pub const UNDER_TEST: ArchUnderTest = ArchUnderTest {
     // The op-timeout as a5 reports it: 507000 at the AICPU stream sync (STARS reaped the op).
     op_timeout: DriverError::new(DriverCall::SynchronizeStreamWithTimeout, codes::RT_INTERNAL_ERROR),
     // Where an unguarded a5 run on the poisoned context fails first: register mapping, rc=62.
-    cascade_surface: DriverError::new(DriverCall::HalResMap, codes::HAL_RES_MAP_REFUSED),
+    cascade_surface: DriverError::new(DriverCall::HalResMap, codes::HAL_NO_PROCESS),
     // The bounded drain on a poisoned a5 context.
     drain_error: codes::RT_STREAM_SYNC_TIMEOUT,
     // The smallest block dim over the a5 limit of 36.

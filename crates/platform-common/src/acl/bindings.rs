@@ -9,6 +9,7 @@
 pub const ACL_SUCCESS: ::std::os::raw::c_int = 0;
 pub const ACL_ERROR_INVALID_PARAM: ::std::os::raw::c_int = 100000;
 pub const ACL_ERROR_REPEAT_INITIALIZE: ::std::os::raw::c_int = 100002;
+pub const ACL_ERROR_INTERNAL_ERROR: ::std::os::raw::c_int = 500000;
 pub const ACL_ERROR_RT_INVALID_DEVICEID: ::std::os::raw::c_int = 107001;
 pub const ACL_ERROR_RT_MEMORY_ALLOCATION: ::std::os::raw::c_int = 207001;
 pub const ACL_ERROR_RT_INTERNAL_ERROR: ::std::os::raw::c_int = 507000;
@@ -20,13 +21,19 @@ pub const ACL_ERROR_RT_AICPU_EXCEPTION: ::std::os::raw::c_int = 507018;
 pub const ACL_ERROR_RT_STREAM_SYNC_TIMEOUT: ::std::os::raw::c_int = 507046;
 pub const ACL_ERROR_RT_DRV_INTERNAL_ERROR: ::std::os::raw::c_int = 507899;
 pub const ACL_ERROR_RT_SOCKET_CLOSE: ::std::os::raw::c_int = 507901;
+pub const ACL_CONTINUE_ON_FAILURE: ::std::os::raw::c_int = 0;
+pub const ACL_STOP_ON_FAILURE: ::std::os::raw::c_int = 1;
+pub const ACL_PKG_VERSION_MAX_SIZE: ::std::os::raw::c_int = 128;
 pub const RT_DEV_BINARY_MAGIC_ELF: u32 = 1129660997;
 pub const RT_DEV_BINARY_MAGIC_ELF_AICPU: u32 = 1094799939;
-pub const KERNEL_TYPE_AICPU: u32 = 1;
 pub const DRV_ERROR_NONE: ::std::os::raw::c_int = 0;
+pub const DRV_ERROR_INVALID_DEVICE: ::std::os::raw::c_int = 2;
 pub const DRV_ERROR_INVALID_VALUE: ::std::os::raw::c_int = 3;
-pub const RES_ADDR_TYPE_AICORE: u32 = 1;
-pub const CG_MEM_CTL_REG_WINDOW: u32 = 17223;
+pub const DRV_ERROR_PARA_ERROR: ::std::os::raw::c_int = 8;
+pub const DRV_ERROR_NO_PROCESS: ::std::os::raw::c_int = 62;
+pub const DRV_ERROR_NOT_SUPPORT: ::std::os::raw::c_int = 65534;
+pub const RES_MAP_INFO_RSV_LEN: u32 = 1;
+pub const CG_AICPU_NAME_LEN: u32 = 32;
 pub const CG_LAUNCH_ORIGIN_CASE: u32 = 0;
 pub const CG_LAUNCH_ORIGIN_INTERNAL: u32 = 1;
 pub const CG_ARG_INPUT: u32 = 0;
@@ -49,6 +56,22 @@ pub type PFN_aclInit = ::std::option::Option<
     unsafe extern "C" fn(configPath: *const ::std::os::raw::c_char) -> aclError,
 >;
 pub type PFN_aclFinalize = ::std::option::Option<unsafe extern "C" fn() -> aclError>;
+pub type PFN_aclGetRecentErrMsg = ::std::option::Option<
+    unsafe extern "C" fn() -> *const ::std::os::raw::c_char,
+>;
+pub type PFN_aclsysGetVersionStr = ::std::option::Option<
+    unsafe extern "C" fn(
+        pkgName: *mut ::std::os::raw::c_char,
+        versionStr: *mut ::std::os::raw::c_char,
+    ) -> aclError,
+>;
+pub type PFN_aclrtGetVersion = ::std::option::Option<
+    unsafe extern "C" fn(
+        majorVersion: *mut i32,
+        minorVersion: *mut i32,
+        patchVersion: *mut i32,
+    ) -> aclError,
+>;
 pub type PFN_aclrtSetDevice = ::std::option::Option<
     unsafe extern "C" fn(deviceId: i32) -> aclError,
 >;
@@ -58,13 +81,22 @@ pub type PFN_aclrtResetDevice = ::std::option::Option<
 pub type PFN_aclrtResetDeviceForce = ::std::option::Option<
     unsafe extern "C" fn(deviceId: i32) -> aclError,
 >;
+pub type PFN_aclrtSetOpExecuteTimeOut = ::std::option::Option<
+    unsafe extern "C" fn(timeout: u32) -> aclError,
+>;
 pub type PFN_aclrtSetOpExecuteTimeOutV2 = ::std::option::Option<
     unsafe extern "C" fn(timeout: u64, actualTimeout: *mut u64) -> aclError,
 >;
 pub type PFN_aclrtCreateStream = ::std::option::Option<
     unsafe extern "C" fn(stream: *mut aclrtStream) -> aclError,
 >;
+pub type PFN_aclrtSetStreamFailureMode = ::std::option::Option<
+    unsafe extern "C" fn(stream: aclrtStream, mode: u64) -> aclError,
+>;
 pub type PFN_aclrtDestroyStream = ::std::option::Option<
+    unsafe extern "C" fn(stream: aclrtStream) -> aclError,
+>;
+pub type PFN_aclrtDestroyStreamForce = ::std::option::Option<
     unsafe extern "C" fn(stream: aclrtStream) -> aclError,
 >;
 pub type PFN_aclrtSynchronizeStreamWithTimeout = ::std::option::Option<
@@ -105,33 +137,60 @@ pub struct tagRtDevBinary {
 pub type rtDevBinary_t = tagRtDevBinary;
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
+pub struct rtHostInputInfo {
+    pub addrOffset: u32,
+    pub dataOffset: u32,
+}
+pub type rtHostInputInfo_t = rtHostInputInfo;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
 pub struct tagRtArgsEx {
     pub args: *mut ::std::os::raw::c_void,
-    pub hostInputInfoPtr: *mut ::std::os::raw::c_void,
+    pub hostInputInfoPtr: *mut rtHostInputInfo_t,
     pub argsSize: u32,
+    pub tilingAddrOffset: u32,
+    pub tilingDataOffset: u32,
+    pub hostInputInfoNum: u16,
+    pub hasTiling: u8,
+    pub isNoNeedH2DCopy: u8,
+    pub reserved: [u8; 4usize],
 }
 pub type rtArgsEx_t = tagRtArgsEx;
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct tagRtAicpuArgsEx {
     pub args: *mut ::std::os::raw::c_void,
-    pub hostInputInfoPtr: *mut ::std::os::raw::c_void,
-    pub kernelOffsetInfoPtr: *mut ::std::os::raw::c_void,
+    pub hostInputInfoPtr: *mut rtHostInputInfo_t,
+    pub kernelOffsetInfoPtr: *mut rtHostInputInfo_t,
     pub argsSize: u32,
+    pub hostInputInfoNum: u16,
+    pub kernelOffsetInfoNum: u16,
+    pub soNameAddrOffset: u32,
+    pub kernelNameAddrOffset: u32,
+    pub isNoNeedH2DCopy: bool,
+    pub timeout: u16,
+    pub reserved: u8,
 }
 pub type rtAicpuArgsEx_t = tagRtAicpuArgsEx;
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
-pub struct tagRtSmDesc {
+pub struct tagRtSmCtrl {
     _unused: [u8; 0],
 }
-pub type rtSmDesc_t = tagRtSmDesc;
+pub type rtSmDesc_t = tagRtSmCtrl;
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct tagRtTaskCfgInfo {
     _unused: [u8; 0],
 }
 pub type rtTaskCfgInfo_t = tagRtTaskCfgInfo;
+pub const KERNEL_TYPE_CCE: rtKernelType = 0;
+pub const KERNEL_TYPE_FWK: rtKernelType = 1;
+pub const KERNEL_TYPE_AICPU: rtKernelType = 2;
+pub const KERNEL_TYPE_AICPU_CUSTOM: rtKernelType = 4;
+pub const KERNEL_TYPE_AICPU_KFC: rtKernelType = 5;
+pub type rtKernelType = ::std::os::raw::c_uint;
+pub use self::rtKernelType as rtKernelType_t;
 pub type PFN_rtRegisterAllKernel = ::std::option::Option<
     unsafe extern "C" fn(
         bin: *const rtDevBinary_t,
@@ -161,13 +220,21 @@ pub type PFN_rtAicpuKernelLaunchExWithArgs = ::std::option::Option<
     ) -> rtError_t,
 >;
 pub type drvError_t = ::std::os::raw::c_int;
+pub const PROCESS_CP1: tagProcType = 0;
+pub type tagProcType = ::std::os::raw::c_uint;
+pub use self::tagProcType as processType_t;
+pub const RES_AICORE: res_map_type = 0;
+pub const RES_HSCB_AICORE: res_map_type = 1;
+pub const RES_MAP_TYPE_MAX: res_map_type = 17;
+pub type res_map_type = ::std::os::raw::c_uint;
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct res_map_info {
-    pub target_proc_type: u32,
-    pub res_type: u32,
-    pub res_id: u32,
-    pub flag: u32,
+    pub target_proc_type: processType_t,
+    pub res_type: res_map_type,
+    pub res_id: ::std::os::raw::c_uint,
+    pub flag: ::std::os::raw::c_uint,
+    pub rsv: [::std::os::raw::c_uint; 1usize],
 }
 pub type PFN_halResMap = ::std::option::Option<
     unsafe extern "C" fn(
@@ -177,26 +244,51 @@ pub type PFN_halResMap = ::std::option::Option<
         len: *mut ::std::os::raw::c_uint,
     ) -> drvError_t,
 >;
+pub const CTRL_TYPE_ADDR_MAP: ctrlType = 0;
+pub type ctrlType = ::std::os::raw::c_uint;
+pub const ADDR_MAP_TYPE_REG_AIC_CTRL: addrMapType = 2;
+pub type addrMapType = ::std::os::raw::c_uint;
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
-pub struct cg_mem_ctl_reg_window_in {
-    pub devId: u32,
+pub struct AddrMapInPara {
+    pub addr_type: ::std::os::raw::c_uint,
+    pub devid: ::std::os::raw::c_uint,
 }
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
-pub struct cg_mem_ctl_reg_window_out {
-    pub base: u64,
-    pub core_mask: u64,
+pub struct AddrMapOutPara {
+    pub ptr: ::std::os::raw::c_ulonglong,
+    pub len: ::std::os::raw::c_ulonglong,
 }
 pub type PFN_halMemCtl = ::std::option::Option<
     unsafe extern "C" fn(
         type_: ::std::os::raw::c_int,
-        paramValue: *mut ::std::os::raw::c_void,
-        paramValueSize: usize,
-        outValue: *mut ::std::os::raw::c_void,
-        outSizeRet: *mut usize,
+        param_value: *mut ::std::os::raw::c_void,
+        param_value_size: usize,
+        out_value: *mut ::std::os::raw::c_void,
+        out_size_ret: *mut usize,
     ) -> drvError_t,
 >;
+pub const MODULE_TYPE_AICORE: DEV_MODULE_TYPE = 4;
+pub type DEV_MODULE_TYPE = ::std::os::raw::c_uint;
+pub const INFO_TYPE_OCCUPY: DEV_INFO_TYPE = 8;
+pub type DEV_INFO_TYPE = ::std::os::raw::c_uint;
+pub type PFN_halGetDeviceInfoByBuff = ::std::option::Option<
+    unsafe extern "C" fn(
+        devId: u32,
+        moduleType: i32,
+        infoType: i32,
+        buf: *mut ::std::os::raw::c_void,
+        size: *mut i32,
+    ) -> drvError_t,
+>;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct cgAicpuSchedulerArgs {
+    pub aicoreStream: u64,
+    pub kernelName: [::std::os::raw::c_char; 32usize],
+    pub soName: [::std::os::raw::c_char; 32usize],
+}
 pub type PFN_cgSimSetLaunchInfo = ::std::option::Option<
     unsafe extern "C" fn(origin: u32, argRoles: *const u8, numArgs: u32) -> aclError,
 >;

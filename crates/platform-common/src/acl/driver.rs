@@ -33,6 +33,53 @@ use crate::lease::DeviceLease;
 
 /// The op name of the AICPU scheduler task.
 const AICPU_SCHEDULER_OP: &std::ffi::CStr = c"cardguard_scheduler";
+/// The AICPU scheduler's kernel (function) name, inside its argument block.
+pub const AICPU_KERNEL_NAME: &[u8] = b"cardguard_aicpu_scheduler";
+/// The shared object holding the AICPU scheduler, inside its argument block.
+pub const AICPU_SO_NAME: &[u8] = b"libcardguard_aicpu.so";
+/// The kernel type of the AICPU scheduler launch: the one upstream launches its own AICPU
+/// scheduler with (hw-native-sys/simpler src/common/aicpu_loader/host/load_aicpu_op.cpp).
+pub const AICPU_KERNEL_TYPE: u32 = KERNEL_TYPE_AICPU_KFC;
+/// Bytes of the AICPU usable-core bitmap `halGetDeviceInfoByBuff(MODULE_TYPE_AICORE,
+/// INFO_TYPE_OCCUPY)` fills: `uint64_t[2]` (hicann/runtime pkg_inc/driver/ascend_hal_base.h).
+const OCCUPY_BITMAP_WORDS: usize = 2;
+
+/// A C string `name` in a fixed `CG_AICPU_NAME_LEN` field (NUL-padded; the names are shorter).
+const fn name_field(name: &[u8]) -> [std::ffi::c_char; CG_AICPU_NAME_LEN as usize] {
+    let mut out = [0 as std::ffi::c_char; CG_AICPU_NAME_LEN as usize];
+    let mut i = 0;
+    while i < name.len() && i + 1 < out.len() {
+        out[i] = name[i] as std::ffi::c_char;
+        i += 1;
+    }
+    out
+}
+
+/// The AICPU scheduler's argument block for the AICore stream `aicore`.
+pub fn aicpu_scheduler_args(aicore: u64) -> cgAicpuSchedulerArgs {
+    cgAicpuSchedulerArgs {
+        aicoreStream: aicore,
+        kernelName: name_field(AICPU_KERNEL_NAME),
+        soName: name_field(AICPU_SO_NAME),
+    }
+}
+
+/// An `rtAicpuArgsEx_t` over the scheduler's argument block `block`.
+fn aicpu_args_ex(block: &mut cgAicpuSchedulerArgs) -> rtAicpuArgsEx_t {
+    rtAicpuArgsEx_t {
+        args: (block as *mut cgAicpuSchedulerArgs).cast(),
+        hostInputInfoPtr: ptr::null_mut(),
+        kernelOffsetInfoPtr: ptr::null_mut(),
+        argsSize: std::mem::size_of::<cgAicpuSchedulerArgs>() as u32,
+        hostInputInfoNum: 0,
+        kernelOffsetInfoNum: 0,
+        soNameAddrOffset: std::mem::offset_of!(cgAicpuSchedulerArgs, soName) as u32,
+        kernelNameAddrOffset: std::mem::offset_of!(cgAicpuSchedulerArgs, kernelName) as u32,
+        isNoNeedH2DCopy: false,
+        timeout: 0,
+        reserved: 0,
+    }
+}
 
 /// The CANN runtime (or a library exporting its C ABI), loaded at run time.
 pub struct AclDriver {
@@ -71,6 +118,7 @@ impl AclDriver {
             return Err(AclLoadError::MissingSymbols {
                 libraries: driver.files.clone(),
                 symbols: missing,
+                version: driver.cann_version(),
             });
         }
         Ok(driver)
@@ -109,6 +157,33 @@ impl AclDriver {
     #[cfg_attr(not(feature = "sim"), allow(dead_code))]
     pub(crate) fn libs(&self) -> &Libraries {
         &self.libs
+    }
+
+    /// The CANN version the library reports: `aclsysGetVersionStr("runtime")`, else
+    /// `aclrtGetVersion` as `major.minor.patch`; `None` where it exports neither or both fail.
+    pub fn cann_version(&self) -> Option<String> {
+        if let Some(f) = self.syms.aclsysGetVersionStr(&self.libs) {
+            let mut name = *b"runtime\0";
+            let mut buf = [0 as std::ffi::c_char; ACL_PKG_VERSION_MAX_SIZE as usize];
+            // SAFETY: `name` is a NUL-terminated string and `buf` has the
+            // ACL_PKG_VERSION_MAX_SIZE bytes the call may write, both alive for the call.
+            let rc = unsafe { f(name.as_mut_ptr().cast(), buf.as_mut_ptr()) };
+            if rc == ACL_SUCCESS {
+                // The call wrote a string within `buf`; its last byte is made NUL regardless.
+                buf[buf.len() - 1] = 0;
+                // SAFETY: `buf` holds a NUL (its last byte), so the string ends within it.
+                let text = unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) };
+                let text = text.to_string_lossy().trim().to_owned();
+                if !text.is_empty() {
+                    return Some(text);
+                }
+            }
+        }
+        let f = self.syms.aclrtGetVersion(&self.libs)?;
+        let (mut major, mut minor, mut patch) = (0i32, 0i32, 0i32);
+        // SAFETY: three valid, writable i32s for the call.
+        let rc = unsafe { f(&mut major, &mut minor, &mut patch) };
+        (rc == ACL_SUCCESS).then(|| format!("{major}.{minor}.{patch}"))
     }
 
     /// The files loaded, in load order.
@@ -221,15 +296,28 @@ impl Driver for AclDriver {
 
     fn set_op_execute_timeout(&self, timeout_us: u64) -> DriverResult<()> {
         let call = DriverCall::SetOpExecuteTimeout;
-        let f = sym!(self, aclrtSetOpExecuteTimeOutV2, call);
-        let mut applied: u64 = 0;
-        // SAFETY: `applied` is a valid, writable u64 for the call.
-        let rc = unsafe { f(timeout_us, &mut applied) };
-        result::acl(call, rc)?;
+        if let Some(f) = self.syms.aclrtSetOpExecuteTimeOutV2(&self.libs) {
+            let mut applied: u64 = 0;
+            // SAFETY: `applied` is a valid, writable u64 for the call.
+            let rc = unsafe { f(timeout_us, &mut applied) };
+            result::acl(call, rc)?;
+            tracing::debug!(
+                requested_us = timeout_us,
+                applied_us = applied,
+                "op-execute timeout set"
+            );
+            return Ok(());
+        }
+        // CANN without V2 (8.1): the V1 call takes whole seconds; round up, never to 0
+        // (which would mean the runtime's default).
+        let f = sym!(self, aclrtSetOpExecuteTimeOut, call);
+        let secs = u32::try_from(timeout_us.div_ceil(1_000_000).max(1)).unwrap_or(u32::MAX);
+        // SAFETY: takes a number of seconds by value.
+        result::acl(call, unsafe { f(secs) })?;
         tracing::debug!(
             requested_us = timeout_us,
-            applied_us = applied,
-            "op-execute timeout set"
+            applied_s = secs,
+            "op-execute timeout set (V1, seconds)"
         );
         Ok(())
     }
@@ -346,6 +434,12 @@ impl Driver for AclDriver {
         let f = sym!(self, rtKernelLaunchWithHandleV2, call);
         let (roles, mut values): (Vec<u8>, Vec<u64>) = args.iter().map(arg_role).unzip();
         let n = u32::try_from(values.len()).map_err(|_| result::invalid(call))?;
+        if values.is_empty() {
+            // The runtime refuses a null `args` or an `argsSize` of 0 (hicann/runtime
+            // src/runtime/api/impl/api_error.cc, CheckArgs): a kernel without arguments gets
+            // one zero word, which its launch info (0 arguments) tells the simulator to drop.
+            values.push(0);
+        }
         let size = u32::try_from(values.len() * 8).map_err(|_| result::invalid(call))?;
         if let Some(info) = self.syms.cgSimSetLaunchInfo(&self.libs) {
             let origin = match origin {
@@ -359,6 +453,12 @@ impl Driver for AclDriver {
             args: values.as_mut_ptr().cast(),
             hostInputInfoPtr: ptr::null_mut(),
             argsSize: size,
+            tilingAddrOffset: 0,
+            tilingDataOffset: 0,
+            hostInputInfoNum: 0,
+            hasTiling: 0,
+            isNoNeedH2DCopy: 0,
+            reserved: [0; 4],
         };
         // SAFETY: `args_ex` points at `values` (`size` bytes), both alive for the call; the
         // handle came from rtRegisterAllKernel and the stream from aclrtCreateStream; smDesc and
@@ -380,18 +480,14 @@ impl Driver for AclDriver {
     fn launch_aicpu(&self, stream: Stream, task: AicpuTask) -> DriverResult<()> {
         let call = DriverCall::LaunchAicpu;
         let f = sym!(self, rtAicpuKernelLaunchExWithArgs, call);
-        let mut values: [u64; 1] = [task.aicore.0];
-        let args = rtAicpuArgsEx_t {
-            args: values.as_mut_ptr().cast(),
-            hostInputInfoPtr: ptr::null_mut(),
-            kernelOffsetInfoPtr: ptr::null_mut(),
-            argsSize: 8,
-        };
-        // SAFETY: `args` points at `values` (8 bytes) and the op name is a static C string, all
-        // alive for the call; the stream came from aclrtCreateStream; smDesc may be null.
+        let mut block = aicpu_scheduler_args(task.aicore.0);
+        let args = aicpu_args_ex(&mut block);
+        // SAFETY: `args` points at `block` (argsSize bytes, the names NUL-terminated inside it)
+        // and the op name is a static C string, all alive for the call; the stream came from
+        // aclrtCreateStream; smDesc may be null.
         let rc = unsafe {
             f(
-                KERNEL_TYPE_AICPU,
+                AICPU_KERNEL_TYPE,
                 AICPU_SCHEDULER_OP.as_ptr(),
                 1,
                 &args,
@@ -407,10 +503,11 @@ impl Driver for AclDriver {
         let call = DriverCall::HalResMap;
         let f = sym!(self, halResMap, call);
         let mut info = res_map_info {
-            target_proc_type: 0,
-            res_type: RES_ADDR_TYPE_AICORE,
+            target_proc_type: PROCESS_CP1,
+            res_type: RES_AICORE,
             res_id: core,
             flag: 0,
+            rsv: [0; RES_MAP_INFO_RSV_LEN as usize],
         };
         let mut va: c_ulong = 0;
         let mut len: c_uint = 0;
@@ -422,27 +519,41 @@ impl Driver for AclDriver {
 
     fn hal_mem_ctl(&self, device: DeviceId) -> DriverResult<RegisterWindow> {
         let call = DriverCall::HalMemCtl;
-        let f = sym!(self, halMemCtl, call);
-        let mut input = cg_mem_ctl_reg_window_in { devId: device };
-        let mut out = cg_mem_ctl_reg_window_out {
-            base: 0,
-            core_mask: 0,
-        };
-        let mut out_size = std::mem::size_of::<cg_mem_ctl_reg_window_out>();
-        // SAFETY: `input` and `out` are valid for their stated sizes; `out_size` is writable.
+        let info = sym!(self, halGetDeviceInfoByBuff, call);
+        let map = sym!(self, halMemCtl, call);
+        let mut bitmap = [0u64; OCCUPY_BITMAP_WORDS];
+        let mut size = std::mem::size_of_val(&bitmap) as i32;
+        // SAFETY: `bitmap` is writable for `size` bytes and `size` is a valid, writable i32.
         let rc = unsafe {
-            f(
-                CG_MEM_CTL_REG_WINDOW as c_int,
-                (&mut input as *mut cg_mem_ctl_reg_window_in).cast(),
-                std::mem::size_of::<cg_mem_ctl_reg_window_in>(),
-                (&mut out as *mut cg_mem_ctl_reg_window_out).cast(),
-                &mut out_size,
+            info(
+                device,
+                MODULE_TYPE_AICORE as i32,
+                INFO_TYPE_OCCUPY as i32,
+                bitmap.as_mut_ptr().cast(),
+                &mut size,
+            )
+        };
+        result::hal(call, rc)?;
+        let mut input = AddrMapInPara {
+            addr_type: ADDR_MAP_TYPE_REG_AIC_CTRL,
+            devid: device,
+        };
+        let mut out = AddrMapOutPara { ptr: 0, len: 0 };
+        // SAFETY: `input` is readable for its stated size and `out` writable for its own; the
+        // reply size pointer may be null (upstream passes null too).
+        let rc = unsafe {
+            map(
+                CTRL_TYPE_ADDR_MAP as c_int,
+                (&mut input as *mut AddrMapInPara).cast(),
+                std::mem::size_of::<AddrMapInPara>(),
+                (&mut out as *mut AddrMapOutPara).cast(),
+                ptr::null_mut(),
             )
         };
         result::hal(call, rc)?;
         Ok(RegisterWindow {
-            base: out.base,
-            core_mask: out.core_mask,
+            base: out.ptr,
+            core_mask: bitmap[0],
         })
     }
 }

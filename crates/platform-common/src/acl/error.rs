@@ -52,12 +52,20 @@ pub enum AclLoadError {
         symbol: &'static str,
     },
     /// The files loaded lack symbols the driver calls.
-    #[error("{} lacks {}", join(libraries), symbols.join(", "))]
+    #[error(
+        "{} (CANN {}) lacks {}",
+        join(libraries),
+        version.as_deref().unwrap_or("version unknown"),
+        symbols.join(", ")
+    )]
     MissingSymbols {
         /// The files loaded.
         libraries: Vec<PathBuf>,
         /// The absent symbols, in the driver's order.
         symbols: Vec<&'static str>,
+        /// The version the library reports (`aclsysGetVersionStr("runtime")`, else
+        /// `aclrtGetVersion`), where it exports either.
+        version: Option<String>,
     },
     /// `ONBOARD_ACL_LIB` is not valid UTF-8.
     #[error(transparent)]

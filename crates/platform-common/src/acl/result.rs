@@ -53,7 +53,7 @@ mod tests {
         let e = rt(DriverCall::LaunchAicore, 207001).unwrap_err();
         assert_eq!(e.code, codes::RT_MEMORY_ALLOCATION);
         let e = hal(DriverCall::HalResMap, 62).unwrap_err();
-        assert_eq!(e.code, codes::HAL_RES_MAP_REFUSED);
+        assert_eq!(e.code, codes::HAL_NO_PROCESS);
         let e = missing(DriverCall::ResetDeviceForce, "aclrtResetDeviceForce");
         assert_eq!(e.code.space, CodeSpace::Loader);
         assert_eq!(e.class(), FailureClass::Infrastructure);

@@ -28,7 +28,9 @@ macro_rules! symbol_table {
         /// The symbols the driver calls; [`super::AclDriver::load`] checks that all resolve.
         pub const REQUIRED_SYMBOLS: &[&str] = &[$(stringify!($req)),*];
 
-        /// Symbols the driver calls only where they resolve (cardguard's `cgSim*` extensions).
+        /// Symbols the driver calls only where they resolve, each with its fallback: the op-execute
+        /// timeout in microseconds (V1, in seconds, without it), the version calls (the version
+        /// is then unknown), and cardguard's `cgSim*` extensions (skipped).
         pub const OPTIONAL_SYMBOLS: &[&str] = &[$(stringify!($opt)),*];
 
         // The introspection extensions are read only with the simulator compiled in.
@@ -79,7 +81,7 @@ symbol_table! {
         aclrtSetDevice: PFN_aclrtSetDevice,
         aclrtResetDevice: PFN_aclrtResetDevice,
         aclrtResetDeviceForce: PFN_aclrtResetDeviceForce,
-        aclrtSetOpExecuteTimeOutV2: PFN_aclrtSetOpExecuteTimeOutV2,
+        aclrtSetOpExecuteTimeOut: PFN_aclrtSetOpExecuteTimeOut,
         aclrtCreateStream: PFN_aclrtCreateStream,
         aclrtDestroyStream: PFN_aclrtDestroyStream,
         aclrtSynchronizeStreamWithTimeout: PFN_aclrtSynchronizeStreamWithTimeout,
@@ -92,8 +94,14 @@ symbol_table! {
         rtAicpuKernelLaunchExWithArgs: PFN_rtAicpuKernelLaunchExWithArgs,
         halResMap: PFN_halResMap,
         halMemCtl: PFN_halMemCtl,
+        halGetDeviceInfoByBuff: PFN_halGetDeviceInfoByBuff,
     ],
     optional: [
+        // Absent from CANN 8.1: the V1 call (seconds) stands in for it.
+        aclrtSetOpExecuteTimeOutV2: PFN_aclrtSetOpExecuteTimeOutV2,
+        // What a load error reports as the library's version, where either resolves.
+        aclsysGetVersionStr: PFN_aclsysGetVersionStr,
+        aclrtGetVersion: PFN_aclrtGetVersion,
         cgSimSetLaunchInfo: PFN_cgSimSetLaunchInfo,
         cgSimStartRun: PFN_cgSimStartRun,
         cgSimGetStats: PFN_cgSimGetStats,

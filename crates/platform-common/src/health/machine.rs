@@ -376,7 +376,7 @@ mod tests {
         assert_eq!(serde_json::from_value::<HealthEvent>(json).unwrap(), ev);
         assert_eq!(acl_rc(None), Some(0));
         assert_eq!(acl_rc(Some(cause())), Some(507000));
-        let hal = DriverError::new(DriverCall::HalResMap, codes::HAL_RES_MAP_REFUSED);
+        let hal = DriverError::new(DriverCall::HalResMap, codes::HAL_NO_PROCESS);
         assert_eq!(acl_rc(Some(hal)), None);
     }
 

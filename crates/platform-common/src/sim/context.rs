@@ -46,7 +46,7 @@ pub fn sticky_code(call: DriverCall) -> Option<Code> {
         | DriverCall::MemcpyToHost
         | DriverCall::LaunchAicore
         | DriverCall::LaunchAicpu => Some(codes::RT_DRV_INTERNAL_ERROR),
-        DriverCall::HalResMap | DriverCall::HalMemCtl => Some(codes::HAL_RES_MAP_REFUSED),
+        DriverCall::HalResMap | DriverCall::HalMemCtl => Some(codes::HAL_NO_PROCESS),
         DriverCall::Init
         | DriverCall::SetDevice
         | DriverCall::ResetDevice

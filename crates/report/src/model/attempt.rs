@@ -143,7 +143,7 @@ mod tests {
     #[test]
     fn codes_keep_their_space_in_json_and_in_text() {
         let acl = DriverError::new(DriverCall::SynchronizeStreamWithTimeout, codes::RT_INTERNAL_ERROR);
-        let hal = DriverError::new(DriverCall::HalResMap, codes::HAL_RES_MAP_REFUSED);
+        let hal = DriverError::new(DriverCall::HalResMap, codes::HAL_NO_PROCESS);
         let a = ErrorReport::from_driver(&acl, "op timeout");
         let h = ErrorReport::from_driver(&hal, "sticky");
         let ja = serde_json::to_value(&a).unwrap();

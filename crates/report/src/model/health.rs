@@ -219,9 +219,8 @@ mod tests {
 
     #[test]
     fn a_device_event_is_embedded_whole_with_its_typed_code() {
-        let ev = HealthEvent::new(0, Arch::A5, HealthEventKind::Poisoned, "poisoned").with_error(
-            DriverError::new(DriverCall::HalResMap, codes::HAL_RES_MAP_REFUSED),
-        );
+        let ev = HealthEvent::new(0, Arch::A5, HealthEventKind::Poisoned, "poisoned")
+            .with_error(DriverError::new(DriverCall::HalResMap, codes::HAL_NO_PROCESS));
         let r = HealthRecord::device(12, ev)
             .with_case(Some("C::a".into()))
             .with_pid(7);
@@ -233,7 +232,7 @@ mod tests {
         assert_eq!(json["case"], "C::a");
         assert_eq!(json["pid"], 7);
         assert_eq!(r.name(), "poisoned");
-        assert_eq!(r.code(), Some(codes::HAL_RES_MAP_REFUSED));
+        assert_eq!(r.code(), Some(codes::HAL_NO_PROCESS));
         assert_eq!(r.runner_kind(), None);
     }
 
