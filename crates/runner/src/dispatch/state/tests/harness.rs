@@ -138,6 +138,7 @@ impl Sim {
         let seeds = (0..cards)
             .map(|c| CardSeed {
                 device: u32::try_from(c).unwrap(),
+                physical: u32::try_from(c).unwrap(),
                 health: None,
             })
             .collect();
