@@ -28,7 +28,22 @@ class _DevBinary(ctypes.Structure):
 
 
 class _ArgsEx(ctypes.Structure):
-    _fields_ = [("args", ctypes.c_void_p), ("hostInputInfoPtr", ctypes.c_void_p), ("argsSize", ctypes.c_uint32)]
+    """rtArgsEx_t, 40 bytes, as the runtime reads it (hicann/runtime pkg_inc/runtime/rt_external_kernel.h)."""
+
+    _fields_ = [
+        ("args", ctypes.c_void_p),
+        ("hostInputInfoPtr", ctypes.c_void_p),
+        ("argsSize", ctypes.c_uint32),
+        ("tilingAddrOffset", ctypes.c_uint32),
+        ("tilingDataOffset", ctypes.c_uint32),
+        ("hostInputInfoNum", ctypes.c_uint16),
+        ("hasTiling", ctypes.c_uint8),
+        ("isNoNeedH2DCopy", ctypes.c_uint8),
+        ("reserved", ctypes.c_uint8 * 4),
+    ]
+
+
+assert ctypes.sizeof(_ArgsEx) == 40, "rtArgsEx_t is 40 bytes"
 
 
 _LIBS: list = []
