@@ -26,7 +26,7 @@
 //!   `RunReport::exit_code`; [`report`]: what a run leaves behind (the model, the files and the
 //!   merge are the `cardguard-report` crate's, re-exported there; the runner adds the progress
 //!   bars, the report directory held for the run and the reporter).
-//! - [`cli`], [`app`], [`platform`]: the suite binary's surface and the driver chosen at run time;
+//! - [`cli`], [`app`], [`lane_command`], [`platform`]: the suite binary's surface and the driver chosen at run time;
 //!   [`cli_reference`]: its flags as Markdown (`--cli-reference`, for docs/reference/cli.md);
 //!   [`config`]: the config file's profiles and overrides, and which source of a setting wins;
 //!   [`settings`]: the settings' value types and parsers, below `cli`, `config`, `dispatch` and
@@ -60,6 +60,7 @@ pub mod exec;
 pub mod history;
 pub mod kernels;
 pub mod lane;
+pub mod lane_command;
 pub mod list;
 pub mod order;
 pub mod output;

@@ -1,3 +1,5 @@
+//! The cli's tests: every flag's parse, its defaults and the one-line error of each bad value.
+
 use super::*;
 
 fn p(args: &[&str]) -> Parsed {
