@@ -173,8 +173,11 @@ pub trait Driver: Send + Sync + fmt::Debug {
     fn launch_aicpu(&self, stream: Stream, task: AicpuTask) -> DriverResult<()>;
 
     /// `halResMap` of AICore `core`'s registers on `device` (a5). Returns the mapped address.
+    /// `device` is the logical id the ACL calls take; the driver hands the HAL the physical one
+    /// under `ASCEND_RT_VISIBLE_DEVICES` (see [`crate::visible`]).
     fn hal_res_map(&self, device: DeviceId, core: u32) -> DriverResult<u64>;
 
-    /// `halMemCtl` register window and partial-good mask of `device` (a2a3).
+    /// `halMemCtl` register window and partial-good mask of `device` (a2a3); `device` is logical,
+    /// translated as for [`Driver::hal_res_map`].
     fn hal_mem_ctl(&self, device: DeviceId) -> DriverResult<RegisterWindow>;
 }

@@ -48,6 +48,9 @@ pub enum PlatformError {
     /// Bad timeouts.
     #[error(transparent)]
     Timeouts(#[from] TimeoutError),
+    /// `ASCEND_RT_VISIBLE_DEVICES` cannot be used.
+    #[error(transparent)]
+    Visible(#[from] platform_common::visible::VisibleError),
     /// A platform this build does not include.
     #[error("--platform {0} is not compiled into this binary (build with feature {0:?})")]
     NotCompiled(&'static str),
@@ -188,7 +191,10 @@ cfg_if::cfg_if! {
         fn open_sim(arch: Arch) -> Result<(Arc<dyn Driver>, Option<KernelBlob>), PlatformError> {
             let cfg = sim_config(arch)?;
             let probe = platform_common::kernel::load_builtin(arch, PROBE_KERNEL).map_err(PlatformError::ProbeKernel)?;
-            Ok((Arc::new(SimDriver::new(cfg)), Some(probe)))
+            // The simulated runtime reads the process's map as the real one does (card state and
+            // HAL calls by physical id).
+            let visible = platform_common::visible::VisibleDevices::from_env()?;
+            Ok((Arc::new(SimDriver::new(cfg).with_visible(visible)), Some(probe)))
         }
 
         /// The fault plan as the config resolved it (`--faults`, else `ONBOARD_SIM_FAULTS`, else

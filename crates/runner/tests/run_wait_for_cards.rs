@@ -42,9 +42,15 @@ fn report_dir(sb: &Sandbox, name: &str) -> PathBuf {
 /// A holder run on card 0 whose lane pauses mid-case: returned once it holds the card, with the
 /// paused lane's pid.
 fn holder(sb: &Sandbox) -> (Child, i32) {
+    holder_under(sb, "")
+}
+
+/// [`holder`] under `ASCEND_RT_VISIBLE_DEVICES=map`.
+fn holder_under(sb: &Sandbox, map: &str) -> (Child, i32) {
     let hook = sb.pause_hook();
     let child = run_on_card0(sb, "holder", &["--test-hooks"])
         .env("ONBOARD_TEST_LANE_PAUSE", hook.at("during_case"))
+        .env("ASCEND_RT_VISIBLE_DEVICES", map)
         .spawn()
         .unwrap();
     let line = hook
@@ -200,6 +206,49 @@ fn a_wait_that_runs_out_exits_2_naming_the_holder() {
         "the empty report dir was removed"
     );
     assert_queue_empty(&sb);
+    release(h, lane);
+}
+
+/// Issue 18 item 5, end to end: the holder's card 0 under `ASCEND_RT_VISIBLE_DEVICES=3` is
+/// physical card 3; a run under `1,3` asking for its card 1 (the same physical card) is refused,
+/// while its card 0 (physical 1) runs.
+#[test]
+fn runs_whose_maps_name_the_same_physical_card_exclude_each_other() {
+    let sb = Sandbox::new();
+    let (h, lane) = holder_under(&sb, "3");
+    let mut same = sb.bare();
+    same.args([
+        "--arch",
+        "a5",
+        "--platform",
+        "sim",
+        "--no-progress",
+        "--devices",
+        "1",
+    ])
+    .args(["--case", "VectorAdd", "--report-dir"])
+    .arg(report_dir(&sb, "same"))
+    .env("ASCEND_RT_VISIBLE_DEVICES", "1,3")
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    let (code, lines) = Waiter::start(same).finish();
+    assert_eq!(code, Some(2), "{lines:?}");
+    let last = lines.last().unwrap();
+    // The lease names the physical card, whose lock file both runs share.
+    assert!(
+        last.starts_with("error: --devices: card 3 is held by uid "),
+        "{lines:?}"
+    );
+    assert!(last.contains("card-3.lock"), "{lines:?}");
+    let other = run_on_card0(&sb, "other", &[])
+        .env("ASCEND_RT_VISIBLE_DEVICES", "1,3")
+        .output()
+        .unwrap();
+    assert!(
+        other.status.success(),
+        "physical card 1 is free: {}",
+        String::from_utf8_lossy(&other.stderr)
+    );
     release(h, lane);
 }
 

@@ -2,7 +2,10 @@
 //! window (`halMemCtl(CTRL_TYPE_ADDR_MAP)`) with the partial-good mask
 //! (`halGetDeviceInfoByBuff(MODULE_TYPE_AICORE, INFO_TYPE_OCCUPY)`) (a2a3). They return HAL
 //! (`drvError_t`) codes, and refuse what the real driver refuses (the sources are cited beside
-//! each check), so that a declaration that drifts from CANN's fails the tests.
+//! each check), so that a declaration that drifts from CANN's fails the tests. Like the real
+//! HAL, they take the physical card id, not the logical one `ASCEND_RT_VISIBLE_DEVICES` gives
+//! the ACL calls (hw-native-sys/simpler src/common/platform/include/common/acl_hal_device.h); a
+//! card outside the map is `DRV_ERROR_INVALID_DEVICE`.
 
 use std::ffi::{c_int, c_uint, c_ulong, c_void};
 
@@ -101,7 +104,10 @@ pub unsafe extern "C" fn halResMap(
         if let Some(rc) = res_map_refusal(&info) {
             return rc;
         }
-        match sim.driver.hal_res_map(dev_id, info.res_id) {
+        let Some(card) = sim.visible.logical(dev_id) else {
+            return DRV_ERROR_INVALID_DEVICE;
+        };
+        match sim.driver.hal_res_map(card, info.res_id) {
             Ok(addr) => {
                 // SAFETY: `va` and `len` are non-null and valid for writes per the contract.
                 // (`c_ulong` is 64 bits on the Linux targets CANN supports, as are the
@@ -141,7 +147,10 @@ pub unsafe extern "C" fn halMemCtl(
             Ok(i) => i,
             Err(rc) => return rc,
         };
-        match sim.driver.hal_mem_ctl(input.devid) {
+        let Some(card) = sim.visible.logical(input.devid) else {
+            return DRV_ERROR_INVALID_DEVICE;
+        };
+        match sim.driver.hal_mem_ctl(card) {
             Ok(w) => {
                 let out = AddrMapOutPara {
                     ptr: w.base,
@@ -191,7 +200,10 @@ pub unsafe extern "C" fn halGetDeviceInfoByBuff(
         if unsafe { size.read() } < OCCUPY_BYTES {
             return DRV_ERROR_INVALID_VALUE;
         }
-        match sim.driver.hal_mem_ctl(dev_id) {
+        let Some(card) = sim.visible.logical(dev_id) else {
+            return DRV_ERROR_INVALID_DEVICE;
+        };
+        match sim.driver.hal_mem_ctl(card) {
             Ok(w) => {
                 let bitmap: [u64; 2] = [w.core_mask, 0];
                 // SAFETY: `buf` is writable for at least 16 bytes (checked above), maybe

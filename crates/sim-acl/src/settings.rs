@@ -6,6 +6,7 @@
 //! This file owns the lookup and the file's format; it never interprets a value.
 //!
 //! Variables: [`ENV_SIM_ARCH`] (`a5` unless set), `ONBOARD_SIM_ROOT`, `ONBOARD_SIM_CARDS`,
+//! `ASCEND_RT_VISIBLE_DEVICES`,
 //! `ONBOARD_SIM_FAULTS`, the timeout overrides (`ONBOARD_*_TIMEOUT_*`) and `RUST_LOG`.
 
 use std::collections::HashMap;

@@ -12,6 +12,7 @@ use platform_common::driver::LaunchOrigin;
 use platform_common::lease::LeaseConfig;
 use platform_common::sim::{CurrentDevice, SimDriver, ENV_SIM_CARDS, ENV_SIM_ROOT};
 use platform_common::timeouts::{TimeoutProfile, Timeouts};
+use platform_common::visible::{VisibleDevices, ENV_VISIBLE_DEVICES};
 use platform_common::Arch;
 
 use crate::settings::{Settings, ENV_SIM_ARCH};
@@ -25,6 +26,9 @@ pub(crate) struct Sim {
     pub(crate) settings: Settings,
     /// Leases taken for force resets requested through the C ABI (see [`crate::exports_acl`]).
     pub(crate) leases: LeaseConfig,
+    /// `ASCEND_RT_VISIBLE_DEVICES`, as the real runtime reads it: ACL calls take logical ids,
+    /// the `hal*` exports physical ones (see [`crate::exports_hal`]).
+    pub(crate) visible: VisibleDevices,
 }
 
 static SIM: OnceLock<Result<Sim, String>> = OnceLock::new();
@@ -75,6 +79,10 @@ fn build() -> Result<Sim, String> {
     }
     cfg.timeouts =
         Timeouts::with_overrides(TimeoutProfile::Sim, |k| settings.get(k)).map_err(|e| e.to_string())?;
+    let visible = match settings.get(ENV_VISIBLE_DEVICES) {
+        None => VisibleDevices::identity(),
+        Some(v) => VisibleDevices::parse(&v).map_err(|e| e.to_string())?,
+    };
     let leases = LeaseConfig {
         dir: cfg.root.join("abi-leases"),
     };
@@ -82,9 +90,12 @@ fn build() -> Result<Sim, String> {
     Ok(Sim {
         // One value serves every thread of the process: like CANN, each thread has its own
         // current device.
-        driver: SimDriver::new(cfg).with_current_device(CurrentDevice::PerThread),
+        driver: SimDriver::new(cfg)
+            .with_current_device(CurrentDevice::PerThread)
+            .with_visible(visible.clone()),
         settings,
         leases,
+        visible,
     })
 }
 

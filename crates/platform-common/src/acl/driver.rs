@@ -30,6 +30,7 @@ use crate::driver::{
 use crate::error::{codes, Code, DriverError};
 use crate::kernel::KernelBlob;
 use crate::lease::DeviceLease;
+use crate::visible::{PhysicalId, VisibleDevices};
 
 /// The op name of the AICPU scheduler task.
 const AICPU_SCHEDULER_OP: &std::ffi::CStr = c"cardguard_scheduler";
@@ -86,6 +87,8 @@ pub struct AclDriver {
     libs: Libraries,
     syms: Symbols,
     files: Vec<PathBuf>,
+    /// The process's `ASCEND_RT_VISIBLE_DEVICES`: the HAL calls get the physical id.
+    visible: VisibleDevices,
 }
 
 impl fmt::Debug for AclDriver {
@@ -138,6 +141,7 @@ impl AclDriver {
             files: libs.paths(),
             libs,
             syms: Symbols::default(),
+            visible: VisibleDevices::from_env()?,
         };
         if driver.syms.aclInit(&driver.libs).is_none() {
             return Err(AclLoadError::NotCann {
@@ -184,6 +188,22 @@ impl AclDriver {
         // SAFETY: three valid, writable i32s for the call.
         let rc = unsafe { f(&mut major, &mut minor, &mut patch) };
         (rc == ACL_SUCCESS).then(|| format!("{major}.{minor}.{patch}"))
+    }
+
+    /// The same driver with `visible` as the process's map (a test's; [`AclDriver::open`] reads
+    /// the environment).
+    pub fn with_visible(mut self, visible: VisibleDevices) -> Self {
+        self.visible = visible;
+        self
+    }
+
+    /// The id the HAL knows the logical card `device` by: upstream's `acl_to_hal_device_id`
+    /// (hw-native-sys/simpler src/common/platform/include/common/acl_hal_device.h). A card the map
+    /// does not show is refused as the runtime refuses it.
+    fn hal_device(&self, call: DriverCall, device: DeviceId) -> DriverResult<PhysicalId> {
+        self.visible
+            .physical(device)
+            .ok_or(DriverError::new(call, codes::INVALID_DEVICEID))
     }
 
     /// The files loaded, in load order.
@@ -501,6 +521,7 @@ impl Driver for AclDriver {
 
     fn hal_res_map(&self, device: DeviceId, core: u32) -> DriverResult<u64> {
         let call = DriverCall::HalResMap;
+        let device = self.hal_device(call, device)?;
         let f = sym!(self, halResMap, call);
         let mut info = res_map_info {
             target_proc_type: PROCESS_CP1,
@@ -519,6 +540,7 @@ impl Driver for AclDriver {
 
     fn hal_mem_ctl(&self, device: DeviceId) -> DriverResult<RegisterWindow> {
         let call = DriverCall::HalMemCtl;
+        let device = self.hal_device(call, device)?;
         let info = sym!(self, halGetDeviceInfoByBuff, call);
         let map = sym!(self, halMemCtl, call);
         let mut bitmap = [0u64; OCCUPY_BITMAP_WORDS];

@@ -70,6 +70,9 @@ pub enum AclLoadError {
     /// `ONBOARD_ACL_LIB` is not valid UTF-8.
     #[error(transparent)]
     Env(#[from] crate::env::EnvError),
+    /// `ASCEND_RT_VISIBLE_DEVICES` cannot be used.
+    #[error(transparent)]
+    Visible(#[from] crate::visible::VisibleError),
 }
 
 impl AclLoadError {

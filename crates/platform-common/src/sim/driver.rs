@@ -32,6 +32,7 @@ use crate::driver::{
 use crate::error::{codes, Code, DriverError};
 use crate::kernel::KernelBlob;
 use crate::lease::DeviceLease;
+use crate::visible::{PhysicalId, VisibleDevices};
 
 /// Bytes of device memory a kernel registration takes (its registration buffer).
 const REGISTRATION_BYTES: usize = 4096;
@@ -71,13 +72,16 @@ pub struct SimDriver {
     next_handle: AtomicU64,
     initialized: AtomicBool,
     scope: CurrentDevice,
+    /// The process's `ASCEND_RT_VISIBLE_DEVICES`: ACL calls take logical ids, HAL calls, card
+    /// files and contexts the physical ones.
+    visible: VisibleDevices,
 }
 
 #[derive(Debug, Default)]
 struct Inner {
-    /// The current device, per [`CurrentDevice::key`].
-    current: HashMap<Option<ThreadId>, DeviceId>,
-    contexts: HashMap<DeviceId, Context>,
+    /// The current device (physical), per [`CurrentDevice::key`].
+    current: HashMap<Option<ThreadId>, PhysicalId>,
+    contexts: HashMap<PhysicalId, Context>,
 }
 
 fn fail<T>(call: DriverCall, code: Code) -> DriverResult<T> {
@@ -94,7 +98,14 @@ impl SimDriver {
             next_handle: AtomicU64::new(1),
             initialized: AtomicBool::new(false),
             scope: CurrentDevice::PerValue,
+            visible: VisibleDevices::identity(),
         }
+    }
+
+    /// The same driver seeing the cards through `visible` (the process's map).
+    pub fn with_visible(mut self, visible: VisibleDevices) -> Self {
+        self.visible = visible;
+        self
     }
 
     /// The same driver keeping its current device as `scope` says.
@@ -115,8 +126,8 @@ impl SimDriver {
         &self.cfg
     }
 
-    /// The sticky error of this process's context on `card`, when it has a poisoned one.
-    pub fn sticky_error(&self, card: DeviceId) -> Option<Code> {
+    /// The sticky error of this process's context on physical `card`, when it has a poisoned one.
+    pub fn sticky_error(&self, card: PhysicalId) -> Option<Code> {
         self.lock().contexts.get(&card).and_then(|c| c.sticky.get())
     }
 
@@ -128,7 +139,16 @@ impl SimDriver {
         self.next_handle.fetch_add(1, Ordering::Relaxed)
     }
 
-    fn check_range(&self, call: DriverCall, card: DeviceId) -> DriverResult<()> {
+    /// The physical card of the logical id an ACL call took, or the code of an invisible one.
+    fn physical(&self, call: DriverCall, logical: DeviceId) -> DriverResult<PhysicalId> {
+        let card = self
+            .visible
+            .physical(logical)
+            .ok_or(DriverError::new(call, codes::INVALID_DEVICEID))?;
+        self.check_range(call, card).map(|()| card)
+    }
+
+    fn check_range(&self, call: DriverCall, card: PhysicalId) -> DriverResult<()> {
         if card < self.cfg.cards {
             Ok(())
         } else {
@@ -164,16 +184,18 @@ impl SimDriver {
     }
 
     /// The HAL calls: act on `device` whether or not it is current; a context there must be healthy.
-    fn hal(&self, call: DriverCall, device: DeviceId) -> DriverResult<()> {
+    /// Returns the physical card (the trait's HAL calls take the logical id, as the arch crates
+    /// hold it; a real driver translates it, see `visible.rs`).
+    fn hal(&self, call: DriverCall, device: DeviceId) -> DriverResult<PhysicalId> {
         self.stats.call(call);
-        self.check_range(call, device)?;
+        let device = self.physical(call, device)?;
         let mut inner = self.lock();
         if let Some(ctx) = inner.contexts.get_mut(&device) {
             ctx.check_generation(call)?;
             ctx.raise_pending(call, false)?;
             ctx.refuse_if_sticky(call)?;
         }
-        Ok(())
+        Ok(device)
     }
 }
 
@@ -206,7 +228,7 @@ impl Driver for SimDriver {
     fn set_device(&self, device: DeviceId) -> DriverResult<()> {
         let call = DriverCall::SetDevice;
         self.stats.call(call);
-        self.check_range(call, device)?;
+        let device = self.physical(call, device)?;
         let mut file = CardFile::open(&self.cfg, device).map_err(|e| card_file_error(call, &e))?;
         let state = file.read().map_err(|e| card_file_error(call, &e))?;
         if state.has(|f| *f == Fault::Dead) {
@@ -247,7 +269,7 @@ impl Driver for SimDriver {
     fn reset_device(&self, device: DeviceId) -> DriverResult<()> {
         let call = DriverCall::ResetDevice;
         self.stats.call(call);
-        self.check_range(call, device)?;
+        let device = self.physical(call, device)?;
         let mut inner = self.lock();
         let Some(ctx) = inner.contexts.get_mut(&device) else {
             return Ok(());
@@ -264,8 +286,7 @@ impl Driver for SimDriver {
     fn reset_device_force(&self, lease: &DeviceLease) -> DriverResult<()> {
         let call = DriverCall::ResetDeviceForce;
         self.stats.call(call);
-        let card = lease.card();
-        self.check_range(call, card)?;
+        let card = self.physical(call, lease.card())?;
         let mut inner = self.lock();
         let verdict = match inner.contexts.get_mut(&card) {
             Some(ctx) => ctx.file.update(decide),
@@ -560,7 +581,7 @@ impl Driver for SimDriver {
 
     fn hal_res_map(&self, device: DeviceId, core: u32) -> DriverResult<u64> {
         let call = DriverCall::HalResMap;
-        self.hal(call, device)?;
+        let device = self.hal(call, device)?;
         if core >= self.cfg.arch.max_block_dim() {
             return fail(call, codes::INVALID_PARAM);
         }
@@ -568,7 +589,7 @@ impl Driver for SimDriver {
     }
 
     fn hal_mem_ctl(&self, device: DeviceId) -> DriverResult<RegisterWindow> {
-        self.hal(DriverCall::HalMemCtl, device)?;
+        let device = self.hal(DriverCall::HalMemCtl, device)?;
         Ok(RegisterWindow {
             base: REGISTER_BASE + (u64::from(device) << 32),
             core_mask: self.cfg.effective_core_mask(),

@@ -132,7 +132,9 @@ pub fn take_cards(req: &CardRequest<'_>) -> Result<Vec<DeviceLease>, WaitError> 
             return Err(progress.into_error(&want, n, req.cards).into());
         }
         let ticket = match &guard {
-            Some(g) => g.enqueue(req.run_id, &want.wanted()).map_err(WaitError::Queue)?,
+            Some(g) => g
+                .enqueue(req.run_id, &want.ticket(req.visible))
+                .map_err(WaitError::Queue)?,
             None => unreachable!("a waiting run opened the queue"),
         };
         (progress, ticket)
@@ -405,5 +407,46 @@ mod tests {
         drop(holder);
         assert_eq!(waiter.join().unwrap().unwrap(), [3]);
         assert!(q.lock().unwrap().waiters().is_empty(), "its ticket left with it");
+    }
+
+    /// The queue is host-wide: a ticket names physical cards, and a waiter's reservation holds
+    /// against a run whose map calls the same physical card by another number.
+    #[test]
+    fn a_waiters_reservation_is_on_the_physical_card_whatever_the_map() {
+        let tmp = tempfile::tempdir().unwrap();
+        let cfg = cfg(&tmp);
+        // A run under `ASCEND_RT_VISIBLE_DEVICES=5` waits for its card 0: its ticket says 5.
+        let five = VisibleDevices::parse("5").unwrap();
+        let wanted = Want::List(vec![0]).ticket(&five);
+        assert_eq!(wanted, platform_common::lease::Wanted::Cards(vec![5]));
+        assert_eq!(
+            Want::List(vec![0]).wanted().to_string(),
+            "card 0",
+            "its own words"
+        );
+        let queue = CardQueue::open(&cfg).unwrap();
+        let _ticket = queue.lock().unwrap().enqueue("waiter", &wanted).unwrap();
+        // A run under `2,5` asks for its card 1 (physical 5): reserved for the waiter.
+        let map = VisibleDevices::parse("2,5").unwrap();
+        let one: DeviceSpec = "1".parse().unwrap();
+        let e = take_cards(&CardRequest {
+            visible: &map,
+            ..req(&cfg, &one, "newcomer", 0)
+        })
+        .unwrap_err();
+        assert!(
+            matches!(e, WaitError::Take(TakeError::Reserved { card: 1, .. })),
+            "{e}"
+        );
+        // Its card 0 is physical 2, which nobody waits for; card 1 under the identity map is
+        // physical 1, nobody's either.
+        let zero: DeviceSpec = "0".parse().unwrap();
+        let held = take_cards(&CardRequest {
+            visible: &map,
+            ..req(&cfg, &zero, "newcomer", 0)
+        })
+        .unwrap();
+        assert_eq!((held[0].card(), held[0].physical()), (0, 2));
+        assert!(take_cards(&req(&cfg, &one, "third", 0)).is_ok());
     }
 }

@@ -152,10 +152,17 @@ impl Want {
         }
     }
 
-    /// The queue's form of it (what a ticket says this run waits for).
+    /// What this run waits for, in its own card numbers (for its messages).
     pub fn wanted(&self) -> Wanted {
+        self.ticket(&VisibleDevices::identity())
+    }
+
+    /// The queue's form of it (what a ticket says this run waits for). The queue is host-wide,
+    /// so a list is named by its physical ids under `visible` (a card the map does not show is
+    /// left out: the run is refused for it before it ever waits).
+    pub fn ticket(&self, visible: &VisibleDevices) -> Wanted {
         match self {
-            Want::List(l) => Wanted::Cards(l.clone()),
+            Want::List(l) => Wanted::Cards(l.iter().filter_map(|&c| visible.physical(c)).collect()),
             Want::Count(n) => Wanted::Any(Some(*n)),
             Want::AllFree => Wanted::Any(None),
         }
@@ -257,13 +264,6 @@ pub fn try_take(
                 break;
             }
         }
-        if let Some(w) = ahead.iter().find(|w| w.reserves(card)) {
-            // Not even tried: a try would lock it for a moment under the waiter's nose.
-            progress
-                .missing
-                .push((card, Blocker::Reserved(Box::new(w.clone()))));
-            continue;
-        }
         // A card this process cannot see under its map is no card of the run's.
         let Some(physical) = visible.physical(card) else {
             if let Want::List(_) = want {
@@ -274,6 +274,14 @@ pub fn try_take(
             }
             continue;
         };
+        // Waiters are host-wide: they reserve physical cards.
+        if let Some(w) = ahead.iter().find(|w| w.reserves(physical)) {
+            // Not even tried: a try would lock it for a moment under the waiter's nose.
+            progress
+                .missing
+                .push((card, Blocker::Reserved(Box::new(w.clone()))));
+            continue;
+        }
         match DeviceLease::try_acquire_as(cfg, card, physical, run_id) {
             Ok(l) => held.push(l),
             Err(e @ LeaseError::Held { .. }) => {
