@@ -14,12 +14,11 @@
 //! samples. This file never orders work (the dispatch policy's planner does).
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::report::{AttemptOutcome, CaseReport, Event, WorkerAction};
+use crate::report::{AttemptOutcome, CaseReport, Event, ReportError, WorkerAction};
 
 /// Samples kept per case and per runtime's init.
 pub const SAMPLES: usize = 5;
@@ -79,7 +78,7 @@ pub enum HistoryError {
         path: PathBuf,
         /// Why.
         #[source]
-        source: std::io::Error,
+        source: Box<ReportError>,
     },
 }
 
@@ -142,23 +141,22 @@ impl History {
         }
     }
 
-    /// Writes the history to `path` atomically (a temporary file beside it, renamed over it).
+    /// Writes the history to `path` atomically, as every report file is written
+    /// ([`cardguard_report::write_atomic_with`]: a temporary file beside it, renamed over it).
     pub fn write(&self, path: &Path) -> Result<(), HistoryError> {
         let err = |source| HistoryError::Write {
             path: path.to_owned(),
-            source,
+            source: Box::new(source),
         };
         let dir = path
             .parent()
             .filter(|d| !d.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir).map_err(err)?;
-        let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(err)?;
-        let json = serde_json::to_vec(self).map_err(|e| err(std::io::Error::other(e)))?;
-        tmp.write_all(&json).map_err(err)?;
-        tmp.as_file().sync_all().map_err(err)?;
-        tmp.persist(path).map_err(|e| err(e.error))?;
-        Ok(())
+        std::fs::create_dir_all(dir).map_err(|e| err(ReportError::io("create", dir, e)))?;
+        cardguard_report::write_atomic_with(path, |w| {
+            serde_json::to_writer(&mut *w, self).map_err(std::io::Error::other)
+        })
+        .map_err(err)
     }
 
     /// Adds one run: every passing attempt's duration (an attempt that failed or timed out says

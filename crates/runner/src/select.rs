@@ -482,20 +482,7 @@ mod tests {
             .contains("\"zz\""));
     }
 
-    fn tagged() -> Suite {
-        let rt = Runtime::new("a");
-        Suite::new()
-            .class(
-                ClassSpec::pooled("Dma", rt.clone())
-                    .tags(["sdma"])
-                    .cases([CaseSpec::trivial("copy"), CaseSpec::trivial("big").tags(["slow"])]),
-            )
-            .class(
-                ClassSpec::pooled("Math", rt)
-                    .case(CaseSpec::trivial("add"))
-                    .case(CaseSpec::trivial("huge").tags(["slow"])),
-            )
-    }
+    use crate::suggest::tests::suite as tagged;
 
     #[test]
     fn a_selector_that_matches_nothing_suggests_the_nearest_names() {

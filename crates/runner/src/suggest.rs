@@ -85,12 +85,14 @@ pub fn nearest(suite: &Suite, wanted: Wanted<'_>) -> Vec<String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::case::{CaseSpec, ClassSpec};
     use crate::runtime::Runtime;
 
-    fn suite() -> Suite {
+    /// Two classes of one runtime, with class and case tags: names and tags to suggest from (the
+    /// selector tests in `select` use it too).
+    pub(crate) fn suite() -> Suite {
         let rt = Runtime::new("a");
         Suite::new()
             .class(

@@ -301,7 +301,7 @@ const _: PFN_rtAicpuKernelLaunchExWithArgs = Some(rtAicpuKernelLaunchExWithArgs)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use platform_common::acl::driver::aicpu_scheduler_args;
+    use platform_common::acl::driver::{aicpu_args_ex, aicpu_scheduler_args};
 
     fn args_ex(values: &mut [u64]) -> rtArgsEx_t {
         rtArgsEx_t {
@@ -353,19 +353,7 @@ mod tests {
     #[test]
     fn the_aicpu_launch_must_be_the_drivers() {
         let mut block = aicpu_scheduler_args(0x55);
-        let a = rtAicpuArgsEx_t {
-            args: (&mut block as *mut cgAicpuSchedulerArgs).cast(),
-            hostInputInfoPtr: std::ptr::null_mut(),
-            kernelOffsetInfoPtr: std::ptr::null_mut(),
-            argsSize: std::mem::size_of::<cgAicpuSchedulerArgs>() as u32,
-            hostInputInfoNum: 0,
-            kernelOffsetInfoNum: 0,
-            soNameAddrOffset: std::mem::offset_of!(cgAicpuSchedulerArgs, soName) as u32,
-            kernelNameAddrOffset: std::mem::offset_of!(cgAicpuSchedulerArgs, kernelName) as u32,
-            isNoNeedH2DCopy: false,
-            timeout: 0,
-            reserved: 0,
-        };
+        let a = aicpu_args_ex(&mut block);
         // SAFETY: `a.args` points at `block`, argsSize bytes (so below).
         let ok = unsafe { check_aicpu(KERNEL_TYPE_AICPU_KFC, &a, 0) };
         assert_eq!(ok, Ok(0x55));

@@ -65,8 +65,9 @@ pub fn aicpu_scheduler_args(aicore: u64) -> cgAicpuSchedulerArgs {
     }
 }
 
-/// An `rtAicpuArgsEx_t` over the scheduler's argument block `block`.
-fn aicpu_args_ex(block: &mut cgAicpuSchedulerArgs) -> rtAicpuArgsEx_t {
+/// An `rtAicpuArgsEx_t` over the scheduler's argument block `block`: what the driver launches
+/// (the simulated library's tests check exactly this value).
+pub fn aicpu_args_ex(block: &mut cgAicpuSchedulerArgs) -> rtAicpuArgsEx_t {
     rtAicpuArgsEx_t {
         args: (block as *mut cgAicpuSchedulerArgs).cast(),
         hostInputInfoPtr: ptr::null_mut(),
