@@ -34,6 +34,7 @@ mod machine;
 mod messages;
 mod multi;
 mod output;
+mod plan_queues;
 mod planned;
 mod timers;
 mod work;

@@ -10,6 +10,7 @@ use std::collections::VecDeque;
 use rustc_hash::FxHashMap;
 
 use super::case::CaseState;
+use super::plan_queues::PlanQueues;
 use crate::case::Suite;
 use crate::config::Overrides;
 use crate::select::Selection;
@@ -29,7 +30,7 @@ pub struct Work {
     queue: VecDeque<Unit>,
     /// `--order smart`: per card, its planned units and their estimates (ms), in order; the
     /// queue above then holds only what came back (retries, requeued cases), handed out first.
-    planned: Vec<VecDeque<(Unit, u64)>>,
+    planned: PlanQueues,
     multi: VecDeque<usize>,
     open: usize,
 }
@@ -104,12 +105,7 @@ impl Work {
             u.cases.retain(|c| *c != i);
         }
         self.queue.retain(|u| !u.cases.is_empty());
-        for q in &mut self.planned {
-            for (u, _) in q.iter_mut() {
-                u.cases.retain(|c| *c != i);
-            }
-            q.retain(|(u, _)| !u.cases.is_empty());
-        }
+        self.planned.drop_case(i);
     }
 
     /// The queue's units (one per selected class before any hand-out), in order.
@@ -121,47 +117,12 @@ impl Work {
     /// total, ms) in order. The shared queue is replaced (the plan holds its cases).
     pub fn follow_plan(&mut self, per_card: Vec<Vec<(Vec<usize>, u64)>>) {
         self.queue.clear();
-        self.planned = per_card
-            .into_iter()
-            .map(|units| {
-                units
-                    .into_iter()
-                    .filter(|(cases, _)| !cases.is_empty())
-                    .map(|(cases, ms)| (Unit { cases }, ms))
-                    .collect()
-            })
-            .collect();
+        self.planned = PlanQueues::new(per_card);
     }
 
     /// Whether the run follows a plan.
     pub fn is_planned(&self) -> bool {
-        !self.planned.is_empty()
-    }
-
-    /// Card `card` has run out of its planned work: moves the longest unit left in another
-    /// card's plan to the front of its own (stealing). `false` when nothing is left anywhere.
-    fn steal_for(&mut self, card: usize) -> bool {
-        let mut best: Option<(u64, usize, usize)> = None;
-        for (c, q) in self.planned.iter().enumerate() {
-            if c == card {
-                continue;
-            }
-            for (j, (_, ms)) in q.iter().enumerate() {
-                if best.map_or(true, |b| *ms > b.0) {
-                    best = Some((*ms, c, j));
-                }
-            }
-        }
-        let Some((_, c, j)) = best else { return false };
-        let Some(unit) = self.planned[c].remove(j) else {
-            return false;
-        };
-        if let Some(q) = self.planned.get_mut(card) {
-            q.push_front(unit);
-            true
-        } else {
-            false
-        }
+        self.planned.is_planned()
     }
 
     /// The next unit for the lane on card `card`: what came back to the queue first, then the
@@ -175,22 +136,7 @@ impl Work {
                 None => self.pop(),
             };
         }
-        let own_empty = self.planned.get(card).map_or(true, VecDeque::is_empty);
-        if own_empty && !(may_steal && self.steal_for(card)) {
-            return None;
-        }
-        let q = self.planned.get_mut(card)?;
-        let (front, ms) = q.front_mut()?;
-        match at_most {
-            Some(n) if front.cases.len() > n.max(1) => {
-                let cases: Vec<usize> = front.cases.drain(..n.max(1)).collect();
-                // What is left is estimated at its share of the whole.
-                let left = front.cases.len() as u64;
-                *ms = *ms * left / (left + cases.len() as u64);
-                Some(Unit { cases })
-            }
-            _ => q.pop_front().map(|(u, _)| u),
-        }
+        self.planned.pop_for(card, may_steal, at_most)
     }
 
     /// Marks a case's verdict final.
@@ -229,7 +175,7 @@ impl Work {
 
     /// Whether work is waiting for a lane.
     pub fn has_queued(&self) -> bool {
-        !self.queue.is_empty() || self.planned.iter().any(|q| !q.is_empty())
+        !self.queue.is_empty() || self.planned.has_queued()
     }
 
     /// Queues a retry of one case ahead of everything else (a multi-card case: in the
@@ -251,8 +197,7 @@ impl Work {
     }
 
     fn queued_cases(&self) -> usize {
-        let planned: usize = self.planned.iter().flatten().map(|(u, _)| u.cases.len()).sum();
-        planned + self.queue.iter().map(|u| u.cases.len()).sum::<usize>()
+        self.planned.queued_cases() + self.queue.iter().map(|u| u.cases.len()).sum::<usize>()
     }
 
     /// Whether multi-card cases wait for the multi-card phase.
@@ -333,9 +278,7 @@ impl Work {
     /// Drops every queued unit (no card can run them).
     pub fn clear_queue(&mut self) {
         self.queue.clear();
-        for q in &mut self.planned {
-            q.clear();
-        }
+        self.planned.clear();
         self.multi.clear();
     }
 }
