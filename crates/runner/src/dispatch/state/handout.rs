@@ -14,7 +14,7 @@ use platform_common::lease::LeaseError;
 use super::event::{Action, LaneId, NotSpawned};
 use super::lane::{Lane, Phase};
 use super::machine::DispatchState;
-use super::work::Unit;
+use super::unit::Unit;
 use crate::dispatch::policy::{self, LaneKind, Plan, PlanFacts, Take};
 use crate::protocol::ToLane;
 use crate::report::model::{Event as Journal, HealthRecord, RunnerEventKind};

@@ -37,6 +37,7 @@ mod output;
 mod plan_queues;
 mod planned;
 mod timers;
+mod unit;
 mod work;
 
 #[cfg(test)]
@@ -49,4 +50,5 @@ pub use ending::Ending;
 pub use event::{Action, Event, LaneId, LaneSignal, NotSpawned};
 pub use machine::{DispatchState, Settings};
 pub use planned::Estimates;
-pub use work::{Unit, Work};
+pub use unit::Unit;
+pub use work::Work;

@@ -6,7 +6,7 @@
 
 use std::collections::VecDeque;
 
-use super::work::Unit;
+use super::unit::Unit;
 
 /// Per card, its planned units and their estimated totals (ms), in order. Empty: no plan.
 #[derive(Debug, Default)]

@@ -11,16 +11,10 @@ use rustc_hash::FxHashMap;
 
 use super::case::CaseState;
 use super::plan_queues::PlanQueues;
+use super::unit::Unit;
 use crate::case::Suite;
 use crate::config::Overrides;
 use crate::select::Selection;
-
-/// A piece of work handed to a lane in one assignment.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Unit {
-    /// Case indices, run in this order.
-    pub cases: Vec<usize>,
-}
 
 /// Every selected case and the queue of work.
 #[derive(Debug, Default)]
