@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::call::DriverCall;
 pub use crate::code_table::{lookup, CodeClass, CodeInfo, CodeSource, CodeSpace, CODE_TABLE};
+use crate::runtime_message::RuntimeMessage;
 
 /// A raw code as a driver call returned it. `Copy`; names and hints are looked up only when shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -168,19 +169,48 @@ impl fmt::Display for FailureClass {
 }
 
 /// A driver call failed. Names the call and carries the raw code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+///
+/// Two errors are equal when their call and code are: the runtime's words are not part of what
+/// an error is (the in-process simulator says none, `libsim_acl.so` says some, for one failure).
+#[derive(Debug, Clone, Copy, thiserror::Error, Serialize, Deserialize)]
 #[error("{call} failed: {code}")]
 pub struct DriverError {
     /// The driver call that failed.
     pub call: DriverCall,
     /// The raw code it returned.
     pub code: Code,
+    /// What the runtime itself said of the failure (`aclGetRecentErrMsg` right after the call),
+    /// where it said anything. Words for people: never classified, not part of `Display`.
+    #[serde(
+        default,
+        with = "crate::runtime_message::serde_opt",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub runtime_message: Option<RuntimeMessage>,
 }
+
+impl PartialEq for DriverError {
+    fn eq(&self, other: &Self) -> bool {
+        (self.call, self.code) == (other.call, other.code)
+    }
+}
+
+impl Eq for DriverError {}
 
 impl DriverError {
     /// An error of `call` with `code`.
     pub const fn new(call: DriverCall, code: Code) -> Self {
-        Self { call, code }
+        Self {
+            call,
+            code,
+            runtime_message: None,
+        }
+    }
+
+    /// The error with the runtime's own words `text` attached (blank: none).
+    pub fn with_runtime_message(mut self, text: &str) -> Self {
+        self.runtime_message = RuntimeMessage::intern(text);
+        self
     }
 
     /// The failure class, from the code alone.
@@ -204,6 +234,29 @@ pub fn classify_code(code: Code) -> FailureClass {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_runtime_words_are_kept_but_not_part_of_equality() {
+        let plain = DriverError::new(DriverCall::Malloc, codes::RT_MEMORY_ALLOCATION);
+        let said = plain.with_runtime_message("EE9999: out of memory");
+        assert_eq!(
+            said.runtime_message.map(|m| m.as_str()),
+            Some("EE9999: out of memory")
+        );
+        assert_eq!(said, plain);
+        assert_ne!(
+            said,
+            DriverError::new(DriverCall::Free, codes::RT_MEMORY_ALLOCATION)
+        );
+        let json = serde_json::to_value(said).unwrap();
+        assert_eq!(json["runtime_message"], "EE9999: out of memory");
+        assert!(serde_json::to_value(plain)
+            .unwrap()
+            .get("runtime_message")
+            .is_none());
+        let back: DriverError = serde_json::from_value(json).unwrap();
+        assert_eq!(back.runtime_message, said.runtime_message);
+    }
 
     #[test]
     fn every_seed_code_has_a_row() {

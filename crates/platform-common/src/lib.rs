@@ -41,6 +41,7 @@ pub mod lease;
 pub mod message;
 pub mod number;
 pub mod runner_base;
+pub mod runtime_message;
 pub mod timeouts;
 pub mod visible;
 

@@ -206,6 +206,30 @@ impl Timeouts {
         Ok(())
     }
 
+    /// Checks the ordering rules of `profile` on the op-execute timeout as the runtime applies it
+    /// (`applied`; the V1 call rounds up to whole seconds), not as requested: an inverted order
+    /// on the applied values is the same error as on the requested ones, naming both values.
+    pub fn validate_applied(&self, applied: Duration, profile: TimeoutProfile) -> Result<(), TimeoutError> {
+        if applied == self.op_execute {
+            return self.validate(profile);
+        }
+        let as_applied = Self {
+            op_execute: applied,
+            ..*self
+        };
+        as_applied.validate(profile).map_err(|e| match e {
+            TimeoutError::Ordering { rule, detail, vars } => TimeoutError::Ordering {
+                rule,
+                detail: format!(
+                    "{detail}, with op-execute {applied:?} as the runtime applies the requested {:?}",
+                    self.op_execute
+                ),
+                vars,
+            },
+            other => other,
+        })
+    }
+
     /// Stream-sync timeout in whole milliseconds, as the driver takes it. Exact for validated
     /// timeouts (at most [`MAX_TIMEOUT_MS`]); [`Timeouts::validate`] rejects anything larger.
     pub fn stream_sync_ms(&self) -> u32 {
@@ -292,6 +316,36 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("stream-sync > scheduler + 1500 ms"), "{e}");
+    }
+
+    #[test]
+    fn the_order_is_checked_on_the_applied_op_execute_timeout() {
+        let t = Timeouts {
+            scheduler: Duration::from_millis(250),
+            op_execute: Duration::from_millis(1200),
+            stream_sync: Duration::from_millis(1800),
+        };
+        t.validate(TimeoutProfile::Sim).unwrap();
+        t.validate_applied(t.op_execute, TimeoutProfile::Sim).unwrap();
+        // Rounded up to 2 s by a seconds-only runtime: no longer below the stream-sync bound.
+        let e = t
+            .validate_applied(Duration::from_secs(2), TimeoutProfile::Sim)
+            .unwrap_err();
+        let text = e.to_string();
+        assert!(
+            matches!(
+                e,
+                TimeoutError::Ordering {
+                    rule: "op-execute < stream-sync",
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert!(
+            text.contains("2s") && text.contains("1.2s") && text.contains("1.8s"),
+            "{text}"
+        );
     }
 
     #[test]

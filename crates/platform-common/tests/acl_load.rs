@@ -221,3 +221,45 @@ fn lookups_span_every_library_in_load_order() {
     assert_eq!(d.set_device(1), Ok(()));
     assert_eq!(d.hal_res_map(1, 0).unwrap_err().code, codes::HAL_NO_PROCESS);
 }
+
+const SAYS_C: &str = r#"
+#include <stdint.h>
+int aclInit(const char *config) { (void)config; return 0; }
+int aclrtSetDevice(int32_t device) { return device > 7 ? 107001 : 0; }
+const char *aclGetRecentErrMsg(void) { return "EE1001: The argument is invalid.\n  device id 9"; }
+int aclrtSetOpExecuteTimeOutV2(uint64_t t, uint64_t *applied) { *applied = t; return 0; }
+"#;
+
+#[test]
+fn a_failure_carries_the_runtime_message_where_the_library_exports_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let says = compile_c_library(dir.path(), "libsays.so", SAYS_C).unwrap();
+    let d = AclDriver::open(&AclConfig::files([&says])).unwrap();
+    assert_eq!(d.set_device(2), Ok(()));
+    let e = d.set_device(9).unwrap_err();
+    assert_eq!(e.code, codes::INVALID_DEVICEID);
+    let said = e.runtime_message.expect("a runtime message");
+    assert_eq!(said.as_str(), "EE1001: The argument is invalid.\n  device id 9");
+
+    // Without the symbol (the partial CANN exports none), the error carries no message.
+    let partial = AclDriver::open(&AclConfig::files([partial_cann(dir.path())])).unwrap();
+    assert_eq!(partial.set_device(9).unwrap_err().runtime_message, None);
+}
+
+#[test]
+fn the_applied_op_execute_timeout_is_whole_seconds_without_v2() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = AclDriver::open(&AclConfig::files([partial_cann(dir.path())])).unwrap();
+    assert_eq!(d.applied_op_execute_us(1_200_000), 2_000_000);
+    assert_eq!(d.applied_op_execute_us(1), 1_000_000);
+    assert_eq!(d.applied_op_execute_us(3_000_000), 3_000_000);
+    // With V2 (microseconds), as requested.
+    let says = AclDriver::open(&AclConfig::files([compile_c_library(
+        dir.path(),
+        "libsays.so",
+        SAYS_C,
+    )
+    .unwrap()]))
+    .unwrap();
+    assert_eq!(says.applied_op_execute_us(1_200_000), 1_200_000);
+}

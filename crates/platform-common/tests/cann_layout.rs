@@ -159,7 +159,7 @@ fn the_enum_values_used_match_cann() {
 
 #[test]
 fn the_aicpu_scheduler_launch_names_its_so_and_kernel_inside_its_arguments() {
-    use platform_common::acl::driver::{
+    use platform_common::acl::aicpu_args::{
         aicpu_scheduler_args, AICPU_KERNEL_NAME, AICPU_KERNEL_TYPE, AICPU_SO_NAME,
     };
     assert_eq!(AICPU_KERNEL_TYPE, KERNEL_TYPE_AICPU_KFC);

@@ -157,3 +157,20 @@ fn infrastructure_failures_are_junit_errors() {
         .unwrap()
         .starts_with("attempt 1 of 1 on no card: failed after 0 ms"));
 }
+
+#[test]
+fn a_failure_shows_what_the_runtime_said() {
+    let mut report = report_fixture::report();
+    let case = report.cases.iter_mut().find(|c| c.id == "Paged::b").unwrap();
+    let error = case.attempts[0].error.as_mut().unwrap();
+    error.runtime_message = Some("EE9999: Inner Error!\n  stream sync failed".into());
+    let xml = to_junit_string(&report).unwrap();
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let b = testcase(&doc, "Paged", "b");
+    let flaky = b.children().find(|n| n.has_tag_name("flakyFailure")).unwrap();
+    let message = flaky.attribute("message").unwrap();
+    assert!(
+        message.ends_with("reaped the kernel (runtime: EE9999: Inner Error! stream sync failed)"),
+        "{message}"
+    );
+}

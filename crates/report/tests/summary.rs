@@ -114,3 +114,18 @@ fn unfired_fault_rules_are_listed_before_the_cards() {
         "{text}"
     );
 }
+
+#[test]
+fn an_attempt_line_shows_what_the_runtime_said() {
+    let mut report = report_fixture::report();
+    let case = report.cases.iter_mut().find(|c| c.id == "Paged::b").unwrap();
+    let error = case.attempts[0].error.as_mut().unwrap();
+    error.runtime_message = Some("EE9999: Inner Error!\n  stream sync failed".into());
+    let text = render_summary(&report);
+    assert!(
+        text.contains(
+            "op-execute timeout reaped the kernel (runtime: EE9999: Inner Error! stream sync failed)\n"
+        ),
+        "{text}"
+    );
+}

@@ -384,12 +384,16 @@ cfg_if::cfg_if! {
                     _ => return Err(PlatformError::Cards { var: ENV_CARDS, value: v }),
                 },
             };
+            let timeouts = Timeouts::from_env(TimeoutProfile::Real)?;
+            // The order must hold on what the runtime applies (V1 rounds up to seconds).
+            let applied = driver.applied_op_execute_us(timeouts.op_execute_us());
+            timeouts.validate_applied(std::time::Duration::from_micros(applied), TimeoutProfile::Real)?;
             Ok(PlatformInfo {
                 platform: Platform::Onboard,
                 driver: driver.info(),
                 cards,
                 leases: LeaseConfig::real_default(),
-                timeouts: Timeouts::from_env(TimeoutProfile::Real)?,
+                timeouts,
                 kernels: BinaryKind::DeviceBinary {
                     host_fallback: driver.has_sim_extensions(),
                 },

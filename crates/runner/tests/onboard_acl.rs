@@ -146,6 +146,25 @@ fn the_built_in_suite_with_faults_matches_the_sim_platform() {
     for c in &sim_report.cases {
         assert_eq!(outcome(&acl_report, &c.id), c.outcome, "{}", c.id);
     }
+    // Through the C ABI a device error's attempt carries what the runtime said of its call;
+    // the in-process simulator says nothing.
+    let said = |r: &RunReport| -> Vec<(String, String)> {
+        r.cases
+            .iter()
+            .flat_map(|c| &c.attempts)
+            .filter_map(|a| a.error.as_ref())
+            .filter_map(|e| Some((e.call?.to_string(), e.runtime_message.clone()?)))
+            .collect()
+    };
+    let acl_said = said(&acl_report);
+    assert!(!acl_said.is_empty(), "no runtime message: {}", acl.dump());
+    for (call, text) in &acl_said {
+        assert!(
+            text.starts_with("EE9999:") && text.contains(call.as_str()),
+            "{call}: {text}"
+        );
+    }
+    assert!(said(&sim_report).is_empty());
 }
 
 /// CANN (and libsim_acl.so, which follows it) keeps one current device per thread, where the

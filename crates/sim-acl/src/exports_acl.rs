@@ -99,6 +99,12 @@ pub extern "C" fn aclrtSetOpExecuteTimeOut(timeout: u32) -> aclError {
     })
 }
 
+/// `aclGetRecentErrMsg`: the message of this thread's last failing call (null when none).
+#[no_mangle]
+pub extern "C" fn aclGetRecentErrMsg() -> *const c_char {
+    crate::abi::recent_message()
+}
+
 /// The version `aclrtGetVersion` reports for the simulated runtime.
 const SIM_VERSION: (i32, i32, i32) = (8, 5, 0);
 
@@ -239,6 +245,7 @@ pub unsafe extern "C" fn aclrtMemcpy(
 const _: PFN_aclInit = Some(aclInit);
 const _: PFN_aclrtSetOpExecuteTimeOut = Some(aclrtSetOpExecuteTimeOut);
 const _: PFN_aclrtGetVersion = Some(aclrtGetVersion);
+const _: PFN_aclGetRecentErrMsg = Some(aclGetRecentErrMsg);
 const _: PFN_aclFinalize = Some(aclFinalize);
 const _: PFN_aclrtSetDevice = Some(aclrtSetDevice);
 const _: PFN_aclrtResetDevice = Some(aclrtResetDevice);

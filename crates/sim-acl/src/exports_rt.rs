@@ -6,8 +6,8 @@
 
 use std::ffi::{c_char, c_void};
 
+use platform_common::acl::aicpu_args::{AICPU_KERNEL_NAME, AICPU_KERNEL_TYPE, AICPU_SO_NAME};
 use platform_common::acl::bindings::*;
-use platform_common::acl::driver::{AICPU_KERNEL_NAME, AICPU_KERNEL_TYPE, AICPU_SO_NAME};
 use platform_common::driver::{AicpuTask, DevicePtr, Driver, KernelArg, KernelHandle, LaunchOrigin, Stream};
 
 use crate::abi::{call, code, handle, pointer, write_out};
@@ -301,7 +301,7 @@ const _: PFN_rtAicpuKernelLaunchExWithArgs = Some(rtAicpuKernelLaunchExWithArgs)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use platform_common::acl::driver::{aicpu_args_ex, aicpu_scheduler_args};
+    use platform_common::acl::aicpu_args::{aicpu_args_ex, aicpu_scheduler_args};
 
     fn args_ex(values: &mut [u64]) -> rtArgsEx_t {
         rtArgsEx_t {

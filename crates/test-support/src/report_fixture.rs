@@ -113,6 +113,7 @@ pub fn events() -> Vec<Event> {
         code: Some(codes::RT_INTERNAL_ERROR),
         name: Some("ACL_ERROR_RT_INTERNAL_ERROR".into()),
         message: "op-execute timeout reaped the kernel".into(),
+        runtime_message: None,
         post_case_check: false,
     };
     run(

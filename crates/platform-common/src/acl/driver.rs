@@ -17,6 +17,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::ptr;
 
+use super::aicpu_args::{aicpu_args_ex, aicpu_scheduler_args, AICPU_KERNEL_TYPE, AICPU_SCHEDULER_OP};
 use super::bindings::*;
 use super::config::AclConfig;
 use super::error::{AclLoadError, ExtensionError};
@@ -32,56 +33,9 @@ use crate::kernel::KernelBlob;
 use crate::lease::DeviceLease;
 use crate::visible::{PhysicalId, VisibleDevices};
 
-/// The op name of the AICPU scheduler task.
-const AICPU_SCHEDULER_OP: &std::ffi::CStr = c"cardguard_scheduler";
-/// The AICPU scheduler's kernel (function) name, inside its argument block.
-pub const AICPU_KERNEL_NAME: &[u8] = b"cardguard_aicpu_scheduler";
-/// The shared object holding the AICPU scheduler, inside its argument block.
-pub const AICPU_SO_NAME: &[u8] = b"libcardguard_aicpu.so";
-/// The kernel type of the AICPU scheduler launch: the one upstream launches its own AICPU
-/// scheduler with (hw-native-sys/simpler src/common/aicpu_loader/host/load_aicpu_op.cpp).
-pub const AICPU_KERNEL_TYPE: u32 = KERNEL_TYPE_AICPU_KFC;
 /// Bytes of the AICPU usable-core bitmap `halGetDeviceInfoByBuff(MODULE_TYPE_AICORE,
 /// INFO_TYPE_OCCUPY)` fills: `uint64_t[2]` (hicann/runtime pkg_inc/driver/ascend_hal_base.h).
 const OCCUPY_BITMAP_WORDS: usize = 2;
-
-/// A C string `name` in a fixed `CG_AICPU_NAME_LEN` field (NUL-padded; the names are shorter).
-const fn name_field(name: &[u8]) -> [std::ffi::c_char; CG_AICPU_NAME_LEN as usize] {
-    let mut out = [0 as std::ffi::c_char; CG_AICPU_NAME_LEN as usize];
-    let mut i = 0;
-    while i < name.len() && i + 1 < out.len() {
-        out[i] = name[i] as std::ffi::c_char;
-        i += 1;
-    }
-    out
-}
-
-/// The AICPU scheduler's argument block for the AICore stream `aicore`.
-pub fn aicpu_scheduler_args(aicore: u64) -> cgAicpuSchedulerArgs {
-    cgAicpuSchedulerArgs {
-        aicoreStream: aicore,
-        kernelName: name_field(AICPU_KERNEL_NAME),
-        soName: name_field(AICPU_SO_NAME),
-    }
-}
-
-/// An `rtAicpuArgsEx_t` over the scheduler's argument block `block`: what the driver launches
-/// (the simulated library's tests check exactly this value).
-pub fn aicpu_args_ex(block: &mut cgAicpuSchedulerArgs) -> rtAicpuArgsEx_t {
-    rtAicpuArgsEx_t {
-        args: (block as *mut cgAicpuSchedulerArgs).cast(),
-        hostInputInfoPtr: ptr::null_mut(),
-        kernelOffsetInfoPtr: ptr::null_mut(),
-        argsSize: std::mem::size_of::<cgAicpuSchedulerArgs>() as u32,
-        hostInputInfoNum: 0,
-        kernelOffsetInfoNum: 0,
-        soNameAddrOffset: std::mem::offset_of!(cgAicpuSchedulerArgs, soName) as u32,
-        kernelNameAddrOffset: std::mem::offset_of!(cgAicpuSchedulerArgs, kernelName) as u32,
-        isNoNeedH2DCopy: false,
-        timeout: 0,
-        reserved: 0,
-    }
-}
 
 /// The CANN runtime (or a library exporting its C ABI), loaded at run time.
 pub struct AclDriver {
@@ -207,6 +161,15 @@ impl AclDriver {
             .ok_or(DriverError::new(call, codes::INVALID_DEVICEID))
     }
 
+    /// The op-execute timeout, in microseconds, that the runtime applies for `requested_us`: as
+    /// requested through V2, rounded up to whole seconds where only V1 resolves.
+    pub fn applied_op_execute_us(&self, requested_us: u64) -> u64 {
+        if self.syms.aclrtSetOpExecuteTimeOutV2(&self.libs).is_some() {
+            return requested_us;
+        }
+        u64::from(v1_seconds(requested_us)) * 1_000_000
+    }
+
     /// The files loaded, in load order.
     pub fn libraries(&self) -> &[PathBuf] {
         &self.files
@@ -254,6 +217,34 @@ impl AclDriver {
     }
 }
 
+impl AclDriver {
+    /// An `aclError` (or ACL-numbered `rtError_t`) of `call`; a failure carries what the runtime
+    /// said of it, read at once with `aclGetRecentErrMsg` (optional: absent, no message).
+    fn acl(&self, call: DriverCall, rc: aclError) -> DriverResult<()> {
+        result::acl(call, rc).map_err(|e| self.with_recent_message(e))
+    }
+
+    /// `e` with the runtime's most recent error message of this thread, where it has one.
+    fn with_recent_message(&self, e: DriverError) -> DriverError {
+        let Some(f) = self.syms.aclGetRecentErrMsg(&self.libs) else {
+            return e;
+        };
+        // SAFETY: takes nothing; returns null or a NUL-terminated string the runtime owns.
+        let text = unsafe { f() };
+        if text.is_null() {
+            return e;
+        }
+        // SAFETY: non-null, NUL-terminated, and read before any other runtime call of this thread.
+        let text = unsafe { std::ffi::CStr::from_ptr(text) }.to_string_lossy();
+        e.with_runtime_message(&text)
+    }
+}
+
+/// The V1 op-execute timeout (whole seconds) for `us`: rounded up, never 0 (the default).
+fn v1_seconds(us: u64) -> u32 {
+    u32::try_from(us.div_ceil(1_000_000).max(1)).unwrap_or(u32::MAX)
+}
+
 /// A card number as CANN's `int32_t` device id.
 fn device_i32(call: DriverCall, device: DeviceId) -> DriverResult<i32> {
     i32::try_from(device).map_err(|_| DriverError::new(call, codes::INVALID_DEVICEID))
@@ -288,7 +279,7 @@ impl Driver for AclDriver {
         let call = DriverCall::Init;
         let f = sym!(self, aclInit, call);
         // SAFETY: a null config path is documented as "no configuration file".
-        result::acl(call, unsafe { f(ptr::null()) })
+        self.acl(call, unsafe { f(ptr::null()) })
     }
 
     fn set_device(&self, device: DeviceId) -> DriverResult<()> {
@@ -296,7 +287,7 @@ impl Driver for AclDriver {
         let id = device_i32(call, device)?;
         let f = sym!(self, aclrtSetDevice, call);
         // SAFETY: takes a device id by value.
-        result::acl(call, unsafe { f(id) })
+        self.acl(call, unsafe { f(id) })
     }
 
     fn reset_device(&self, device: DeviceId) -> DriverResult<()> {
@@ -304,7 +295,7 @@ impl Driver for AclDriver {
         let id = device_i32(call, device)?;
         let f = sym!(self, aclrtResetDevice, call);
         // SAFETY: takes a device id by value.
-        result::acl(call, unsafe { f(id) })
+        self.acl(call, unsafe { f(id) })
     }
 
     fn reset_device_force(&self, lease: &DeviceLease) -> DriverResult<()> {
@@ -312,7 +303,7 @@ impl Driver for AclDriver {
         let id = device_i32(call, lease.card())?;
         let f = sym!(self, aclrtResetDeviceForce, call);
         // SAFETY: takes a device id by value; the lease makes this process the card's only user.
-        result::acl(call, unsafe { f(id) })
+        self.acl(call, unsafe { f(id) })
     }
 
     fn set_op_execute_timeout(&self, timeout_us: u64) -> DriverResult<()> {
@@ -321,7 +312,7 @@ impl Driver for AclDriver {
             let mut applied: u64 = 0;
             // SAFETY: `applied` is a valid, writable u64 for the call.
             let rc = unsafe { f(timeout_us, &mut applied) };
-            result::acl(call, rc)?;
+            self.acl(call, rc)?;
             tracing::debug!(
                 requested_us = timeout_us,
                 applied_us = applied,
@@ -332,9 +323,9 @@ impl Driver for AclDriver {
         // CANN without V2 (8.1): the V1 call takes whole seconds; round up, never to 0
         // (which would mean the runtime's default).
         let f = sym!(self, aclrtSetOpExecuteTimeOut, call);
-        let secs = u32::try_from(timeout_us.div_ceil(1_000_000).max(1)).unwrap_or(u32::MAX);
+        let secs = v1_seconds(timeout_us);
         // SAFETY: takes a number of seconds by value.
-        result::acl(call, unsafe { f(secs) })?;
+        self.acl(call, unsafe { f(secs) })?;
         tracing::debug!(
             requested_us = timeout_us,
             applied_s = secs,
@@ -348,7 +339,7 @@ impl Driver for AclDriver {
         let f = sym!(self, aclrtCreateStream, call);
         let mut stream: aclrtStream = ptr::null_mut();
         // SAFETY: `stream` is a valid, writable out-pointer for the call.
-        result::acl(call, unsafe { f(&mut stream) })?;
+        self.acl(call, unsafe { f(&mut stream) })?;
         Ok(Stream(stream as usize as u64))
     }
 
@@ -356,21 +347,21 @@ impl Driver for AclDriver {
         let call = DriverCall::DestroyStream;
         let f = sym!(self, aclrtDestroyStream, call);
         // SAFETY: the handle came from aclrtCreateStream; the runtime validates it.
-        result::acl(call, unsafe { f(as_ptr(stream.0)) })
+        self.acl(call, unsafe { f(as_ptr(stream.0)) })
     }
 
     fn synchronize_stream_with_timeout(&self, stream: Stream, timeout_ms: u32) -> DriverResult<()> {
         let call = DriverCall::SynchronizeStreamWithTimeout;
         let f = sym!(self, aclrtSynchronizeStreamWithTimeout, call);
         // SAFETY: the handle came from aclrtCreateStream; the timeout is bounded (never -1).
-        result::acl(call, unsafe { f(as_ptr(stream.0), timeout_i32(timeout_ms)) })
+        self.acl(call, unsafe { f(as_ptr(stream.0), timeout_i32(timeout_ms)) })
     }
 
     fn synchronize_device_with_timeout(&self, timeout_ms: u32) -> DriverResult<()> {
         let call = DriverCall::SynchronizeDeviceWithTimeout;
         let f = sym!(self, aclrtSynchronizeDeviceWithTimeout, call);
         // SAFETY: takes a bounded timeout by value.
-        result::acl(call, unsafe { f(timeout_i32(timeout_ms)) })
+        self.acl(call, unsafe { f(timeout_i32(timeout_ms)) })
     }
 
     fn malloc(&self, size: usize) -> DriverResult<DevicePtr> {
@@ -378,7 +369,7 @@ impl Driver for AclDriver {
         let f = sym!(self, aclrtMalloc, call);
         let mut p: *mut c_void = ptr::null_mut();
         // SAFETY: `p` is a valid, writable out-pointer for the call.
-        result::acl(call, unsafe { f(&mut p, size, ACL_MEM_MALLOC_HUGE_FIRST) })?;
+        self.acl(call, unsafe { f(&mut p, size, ACL_MEM_MALLOC_HUGE_FIRST) })?;
         Ok(DevicePtr(p as usize as u64))
     }
 
@@ -386,7 +377,7 @@ impl Driver for AclDriver {
         let call = DriverCall::Free;
         let f = sym!(self, aclrtFree, call);
         // SAFETY: the address came from aclrtMalloc; the runtime validates it.
-        result::acl(call, unsafe { f(as_ptr(ptr.0)) })
+        self.acl(call, unsafe { f(as_ptr(ptr.0)) })
     }
 
     fn memcpy_to_device(&self, dst: DevicePtr, src: &[u8]) -> DriverResult<()> {
@@ -403,7 +394,7 @@ impl Driver for AclDriver {
                 ACL_MEMCPY_HOST_TO_DEVICE,
             )
         };
-        result::acl(call, rc)
+        self.acl(call, rc)
     }
 
     fn memcpy_to_host(&self, dst: &mut [u8], src: DevicePtr) -> DriverResult<()> {
@@ -420,7 +411,7 @@ impl Driver for AclDriver {
                 ACL_MEMCPY_DEVICE_TO_HOST,
             )
         };
-        result::acl(call, rc)
+        self.acl(call, rc)
     }
 
     fn register_kernel(&self, blob: &KernelBlob) -> DriverResult<KernelHandle> {
@@ -439,7 +430,7 @@ impl Driver for AclDriver {
         let mut handle: *mut c_void = ptr::null_mut();
         // SAFETY: `bin` describes `bytes`, alive for the call (the runtime copies what it
         // keeps); `handle` is a valid, writable out-pointer.
-        result::rt(call, unsafe { f(&bin, &mut handle) })?;
+        self.acl(call, unsafe { f(&bin, &mut handle) })?;
         Ok(KernelHandle(handle as usize as u64))
     }
 
@@ -468,7 +459,7 @@ impl Driver for AclDriver {
                 LaunchOrigin::Internal => CG_LAUNCH_ORIGIN_INTERNAL,
             };
             // SAFETY: `roles` holds `n` bytes, alive for the call.
-            result::acl(call, unsafe { info(origin, roles.as_ptr(), n) })?;
+            self.acl(call, unsafe { info(origin, roles.as_ptr(), n) })?;
         }
         let mut args_ex = rtArgsEx_t {
             args: values.as_mut_ptr().cast(),
@@ -495,7 +486,7 @@ impl Driver for AclDriver {
                 ptr::null(),
             )
         };
-        result::rt(call, rc)
+        self.acl(call, rc)
     }
 
     fn launch_aicpu(&self, stream: Stream, task: AicpuTask) -> DriverResult<()> {
@@ -517,7 +508,7 @@ impl Driver for AclDriver {
                 0,
             )
         };
-        result::rt(call, rc)
+        self.acl(call, rc)
     }
 
     fn hal_res_map(&self, device: DeviceId, core: u32) -> DriverResult<u64> {

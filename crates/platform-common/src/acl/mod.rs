@@ -17,6 +17,7 @@
 //! It never interprets codes beyond success/failure (the code table does), never retries, and
 //! never decides anything about a card's health (the device runners do).
 
+pub mod aicpu_args;
 #[rustfmt::skip]
 pub mod bindings;
 pub mod config;

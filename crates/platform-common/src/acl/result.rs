@@ -1,9 +1,9 @@
 //! Raw return codes of the C calls to typed [`DriverError`]s: one small function per documented
-//! set of codes (`aclError` and `rtError_t` share the ACL numbering; `drvError_t` is the HAL's).
+//! set of codes (`aclError` and `rtError_t` share the ACL numbering, so both go through `acl`; `drvError_t` is the HAL's).
 //!
 //! This file never names or classifies a code: the code table in [`crate::error`] does.
 
-use super::bindings::{aclError, drvError_t, rtError_t, ACL_SUCCESS, DRV_ERROR_NONE};
+use super::bindings::{aclError, drvError_t, ACL_SUCCESS, DRV_ERROR_NONE};
 use crate::driver::{DriverCall, DriverResult};
 use crate::error::{codes, Code, DriverError};
 
@@ -14,11 +14,6 @@ pub(crate) fn acl(call: DriverCall, rc: aclError) -> DriverResult<()> {
     } else {
         Err(DriverError::new(call, Code::acl(rc)))
     }
-}
-
-/// An `rtError_t` of `call` (the runtime reports ACL-numbered codes, e.g. 207001).
-pub(crate) fn rt(call: DriverCall, rc: rtError_t) -> DriverResult<()> {
-    acl(call, rc)
 }
 
 /// A `drvError_t` of `call`.
@@ -50,7 +45,8 @@ mod tests {
     fn success_is_ok_and_codes_keep_their_space() {
         assert!(acl(DriverCall::Malloc, 0).is_ok());
         assert!(hal(DriverCall::HalResMap, 0).is_ok());
-        let e = rt(DriverCall::LaunchAicore, 207001).unwrap_err();
+        // `rtError_t` shares the ACL numbering.
+        let e = acl(DriverCall::LaunchAicore, 207001).unwrap_err();
         assert_eq!(e.code, codes::RT_MEMORY_ALLOCATION);
         let e = hal(DriverCall::HalResMap, 62).unwrap_err();
         assert_eq!(e.code, codes::HAL_NO_PROCESS);

@@ -102,6 +102,8 @@ symbol_table! {
         // What a load error reports as the library's version, where either resolves.
         aclsysGetVersionStr: PFN_aclsysGetVersionStr,
         aclrtGetVersion: PFN_aclrtGetVersion,
+        // The runtime's words for the last failure of this thread; absent: no message.
+        aclGetRecentErrMsg: PFN_aclGetRecentErrMsg,
         cgSimSetLaunchInfo: PFN_cgSimSetLaunchInfo,
         cgSimStartRun: PFN_cgSimStartRun,
         cgSimGetStats: PFN_cgSimGetStats,

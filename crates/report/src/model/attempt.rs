@@ -28,6 +28,10 @@ pub struct ErrorReport {
     pub name: Option<String>,
     /// A message for people.
     pub message: String,
+    /// What the runtime itself said of the failed call (`aclGetRecentErrMsg`), when it said
+    /// anything. Absent: no message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime_message: Option<String>,
     /// The post-case health check found it (`--health-check`): the case's own calls all
     /// succeeded and the card was left poisoned after them. Absent: `false`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -43,6 +47,7 @@ impl ErrorReport {
             code: None,
             name: None,
             message: message.into(),
+            runtime_message: None,
             post_case_check: false,
         }
     }
@@ -55,6 +60,7 @@ impl ErrorReport {
             code: Some(err.code),
             name: Some(err.code.name().to_owned()),
             message: message.into(),
+            runtime_message: err.runtime_message.map(|m| m.as_str().to_owned()),
             post_case_check: false,
         }
     }
@@ -70,7 +76,13 @@ impl fmt::Display for ErrorReport {
             // The code's own form: `507000 (NAME)` for ACL, `rc=62 (NAME)` for HAL.
             write!(f, "{code}: ")?;
         }
-        f.write_str(&self.message)
+        f.write_str(&self.message)?;
+        if let Some(said) = &self.runtime_message {
+            // The runtime's words on the same line (they may span several).
+            let said: Vec<&str> = said.split_whitespace().collect();
+            write!(f, " (runtime: {})", said.join(" "))?;
+        }
+        Ok(())
     }
 }
 
@@ -158,5 +170,27 @@ mod tests {
             "{a}"
         );
         assert!(h.to_string().contains("halResMap: rc=62 ("), "{h}");
+    }
+
+    #[test]
+    fn the_runtime_message_is_kept_in_json_and_shown_on_one_line() {
+        let plain = DriverError::new(DriverCall::SynchronizeStreamWithTimeout, codes::RT_INTERNAL_ERROR);
+        let said = plain.with_runtime_message("EE9999: Inner Error!\n   stream sync failed");
+        let a = ErrorReport::from_driver(&said, "op timeout");
+        let j = serde_json::to_value(&a).unwrap();
+        assert_eq!(
+            j["runtime_message"],
+            "EE9999: Inner Error!\n   stream sync failed"
+        );
+        assert_eq!(serde_json::from_value::<ErrorReport>(j).unwrap(), a);
+        assert!(
+            a.to_string()
+                .ends_with("op timeout (runtime: EE9999: Inner Error! stream sync failed)"),
+            "{a}"
+        );
+        let none = ErrorReport::from_driver(&plain, "op timeout");
+        let j = serde_json::to_value(&none).unwrap();
+        assert!(j.get("runtime_message").is_none(), "{j}");
+        assert!(!none.to_string().contains("runtime:"), "{none}");
     }
 }
