@@ -104,6 +104,33 @@ impl DriverCall {
     }
 }
 
+impl DriverCall {
+    /// What the call does, in an operator's words (`stream sync`, `AICore launch`): where a
+    /// fault was met, as [`crate::fault_kind::describe`] says it.
+    pub fn what(self) -> &'static str {
+        match self {
+            Self::Init => "init",
+            Self::SetDevice => "device open",
+            Self::ResetDevice => "soft reset",
+            Self::ResetDeviceForce => "force reset",
+            Self::SetOpExecuteTimeout => "setting the op-execute timeout",
+            Self::CreateStream => "stream create",
+            Self::DestroyStream => "stream destroy",
+            Self::SynchronizeStreamWithTimeout => "stream sync",
+            Self::SynchronizeDeviceWithTimeout => "device sync",
+            Self::Malloc => "malloc",
+            Self::Free => "free",
+            Self::MemcpyToDevice => "copy to the device",
+            Self::MemcpyToHost => "copy to the host",
+            Self::RegisterKernel => "kernel registration",
+            Self::LaunchAicore => "AICore launch",
+            Self::LaunchAicpu => "AICPU launch",
+            Self::HalResMap => "register mapping",
+            Self::HalMemCtl => "register window",
+        }
+    }
+}
+
 impl Serialize for DriverCall {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(self.name())

@@ -118,12 +118,31 @@ pub struct CodeInfo {
     pub meaning: &'static str,
     /// What an operator should do.
     pub hint: &'static str,
+    /// A few words for people naming the fault (`HBM ECC`), shown after the code when the kind
+    /// alone does not say it ([`crate::fault_kind`]).
+    pub label: Option<&'static str>,
+    /// The code says an op (a kernel or a task on the device) ran past its execution time: an
+    /// op-timeout wherever it is met (the arch's own op-timeout code, met at a stream sync, is
+    /// one too: [`crate::fault_kind`]).
+    pub op_timeout: bool,
 }
 
 impl CodeInfo {
     /// The same row with a hint more precise than its class's.
     const fn hint(mut self, hint: &'static str) -> Self {
         self.hint = hint;
+        self
+    }
+
+    /// The same row with a label for people.
+    const fn label(mut self, label: &'static str) -> Self {
+        self.label = Some(label);
+        self
+    }
+
+    /// The same row marked as an op-timeout.
+    const fn op_timeout(mut self) -> Self {
+        self.op_timeout = true;
         self
     }
 }
@@ -138,6 +157,8 @@ const fn rt(raw: i32, name: &'static str, class: CodeClass, meaning: &'static st
         class,
         meaning,
         hint: class.hint(),
+        label: None,
+        op_timeout: false,
     }
 }
 
@@ -158,6 +179,8 @@ const fn other(
         class,
         meaning,
         hint: class.hint(),
+        label: None,
+        op_timeout: false,
     }
 }
 
@@ -190,7 +213,7 @@ pub static CODE_TABLE: &[CodeInfo] = &[
     rt(107017, "ACL_ERROR_RT_INVALID_HANDLE", Usage, "the handle is not valid"),
     rt(107018, "ACL_ERROR_RT_INVALID_MALLOC_TYPE", Usage, "the allocation type is not valid"),
     rt(107019, "ACL_ERROR_RT_WAIT_TIMEOUT", Device, "a wait on the device timed out"),
-    rt(107020, "ACL_ERROR_RT_TASK_TIMEOUT", Device, "a device task timed out"),
+    rt(107020, "ACL_ERROR_RT_TASK_TIMEOUT", Device, "a device task timed out").op_timeout(),
     rt(107021, "ACL_ERROR_RT_SYSPARAMOPT_NOT_SET", Usage, "a system parameter option was never set"),
     rt(107022, "ACL_ERROR_RT_DEVICE_TASK_ABORT", Device, "the device is aborting its tasks"),
     rt(107023, "ACL_ERROR_RT_STREAM_ABORT", Device, "the stream is aborting"),
@@ -248,14 +271,14 @@ pub static CODE_TABLE: &[CodeInfo] = &[
     rt(507007, "ACL_ERROR_RT_CONTEXT_RELEASE_ERROR", Device, "the context could not be released cleanly"),
     rt(507008, "ACL_ERROR_RT_SOC_VERSION", Usage, "the SoC version does not match the library"),
     rt(507009, "ACL_ERROR_RT_TASK_TYPE_NOT_SUPPORT", Usage, "the task type is not supported"),
-    rt(507010, "ACL_ERROR_RT_LOST_HEARTBEAT", Hardware, "the task scheduler lost the device's heartbeat"),
+    rt(507010, "ACL_ERROR_RT_LOST_HEARTBEAT", Hardware, "the task scheduler lost the device's heartbeat").label("lost heartbeat"),
     rt(507011, "ACL_ERROR_RT_MODEL_EXECUTE", Device, "a model failed to execute"),
     rt(507012, "ACL_ERROR_RT_REPORT_TIMEOUT", Device, "a report from the device timed out"),
     rt(507013, "ACL_ERROR_RT_SYS_DMA", Device, "system DMA error"),
-    rt(507014, "ACL_ERROR_RT_AICORE_TIMEOUT", Device, "an AICore task exceeded its execution time"),
+    rt(507014, "ACL_ERROR_RT_AICORE_TIMEOUT", Device, "an AICore task exceeded its execution time").op_timeout(),
     rt(507015, "ACL_ERROR_RT_AICORE_EXCEPTION", Device, "AICore exception; on a2a3 the bounded device drain of a poisoned context"),
     rt(507016, "ACL_ERROR_RT_AICORE_TRAP_EXCEPTION", Device, "AICore trap exception"),
-    rt(507017, "ACL_ERROR_RT_AICPU_TIMEOUT", Device, "an AICPU task exceeded its execution time"),
+    rt(507017, "ACL_ERROR_RT_AICPU_TIMEOUT", Device, "an AICPU task exceeded its execution time").op_timeout(),
     rt(507018, "ACL_ERROR_RT_AICPU_EXCEPTION", Device, "AICPU exception; on a2a3 the op-timeout, and any sync of an error-state stream"),
     rt(507019, "ACL_ERROR_RT_AICPU_DATADUMP_RSP_ERR", Device, "the AICPU answered a data-dump request with an error"),
     rt(507020, "ACL_ERROR_RT_AICPU_MODEL_RSP_ERR", Device, "the AICPU answered a model operation with an error"),
@@ -272,7 +295,7 @@ pub static CODE_TABLE: &[CodeInfo] = &[
     rt(507031, "ACL_ERROR_RT_LABEL_CONTEXT", Usage, "the label belongs to another context"),
     rt(507032, "ACL_ERROR_RT_PROGRAM_USE_OUT", Resource, "no program registration slot is left"),
     rt(507033, "ACL_ERROR_RT_DEV_SETUP_ERROR", Device, "the device could not be set up (opened)"),
-    rt(507034, "ACL_ERROR_RT_VECTOR_CORE_TIMEOUT", Device, "a vector-core task exceeded its execution time"),
+    rt(507034, "ACL_ERROR_RT_VECTOR_CORE_TIMEOUT", Device, "a vector-core task exceeded its execution time").op_timeout(),
     rt(507035, "ACL_ERROR_RT_VECTOR_CORE_EXCEPTION", Device, "vector-core exception"),
     rt(507036, "ACL_ERROR_RT_VECTOR_CORE_TRAP_EXCEPTION", Device, "vector-core trap exception"),
     rt(507037, "ACL_ERROR_RT_CDQ_BATCH_ABNORMAL", Resource, "a CDQ batch allocation went wrong"),
@@ -286,19 +309,19 @@ pub static CODE_TABLE: &[CodeInfo] = &[
     rt(507045, "ACL_ERROR_RT_VECTOR_CORE_TRAP_WRITE_OVERFLOW", Device, "a vector-core trap on a write overflow"),
     rt(507046, "ACL_ERROR_RT_STREAM_SYNC_TIMEOUT", Device, "stream sync timed out; on a5 the bounded device drain of a poisoned context"),
     rt(507047, "ACL_ERROR_RT_EVENT_SYNC_TIMEOUT", Device, "event sync timed out"),
-    rt(507048, "ACL_ERROR_RT_FFTS_PLUS_TIMEOUT", Device, "an FFTS+ task timed out"),
+    rt(507048, "ACL_ERROR_RT_FFTS_PLUS_TIMEOUT", Device, "an FFTS+ task timed out").op_timeout(),
     rt(507049, "ACL_ERROR_RT_FFTS_PLUS_EXCEPTION", Device, "FFTS+ exception"),
     rt(507050, "ACL_ERROR_RT_FFTS_PLUS_TRAP_EXCEPTION", Device, "FFTS+ trap exception"),
     rt(507051, "ACL_ERROR_RT_SEND_MSG", Device, "a message over the host-device channel could not be sent"),
     rt(507052, "ACL_ERROR_RT_COPY_DATA", Device, "copying data failed"),
-    rt(507053, "ACL_ERROR_RT_DEVICE_MEM_ERROR", Hardware, "the device's memory reported an error"),
-    rt(507054, "ACL_ERROR_RT_HBM_MULTI_BIT_ECC_ERROR", Hardware, "HBM multi-bit ECC error: the card's memory is damaged"),
+    rt(507053, "ACL_ERROR_RT_DEVICE_MEM_ERROR", Hardware, "the device's memory reported an error").label("device memory error"),
+    rt(507054, "ACL_ERROR_RT_HBM_MULTI_BIT_ECC_ERROR", Hardware, "HBM multi-bit ECC error: the card's memory is damaged").label("HBM ECC"),
     rt(507055, "ACL_ERROR_RT_SUSPECT_DEVICE_MEM_ERROR", Device, "a device memory error is suspected (not confirmed)"),
-    rt(507056, "ACL_ERROR_RT_LINK_ERROR", Hardware, "a link of the card failed"),
+    rt(507056, "ACL_ERROR_RT_LINK_ERROR", Hardware, "a link of the card failed").label("link error"),
     rt(507057, "ACL_ERROR_RT_SUSPECT_REMOTE_ERROR", Device, "an error on a remote device is suspected"),
     rt(507899, "ACL_ERROR_RT_DRV_INTERNAL_ERROR", Device, "driver internal error; malloc or stream creation on a sticky-errored context (the cascade)"),
     rt(507900, "ACL_ERROR_RT_AICPU_INTERNAL_ERROR", Device, "AICPU internal error"),
-    rt(507901, "ACL_ERROR_RT_SOCKET_CLOSE", Hardware, "the host-device channel (hdc) disconnected"),
+    rt(507901, "ACL_ERROR_RT_SOCKET_CLOSE", Hardware, "the host-device channel (hdc) disconnected").label("hdc disconnected"),
     rt(507902, "ACL_ERROR_RT_AICPU_INFO_LOAD_RSP_ERR", Device, "the AICPU answered an info load with an error"),
     rt(507903, "ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED", Device, "the stream's capture was invalidated"),
     rt(507904, "ACL_ERROR_RT_COMM_OP_RETRY_FAIL", Device, "a collective-communication operation failed after its retries"),
@@ -312,7 +335,7 @@ pub static CODE_TABLE: &[CodeInfo] = &[
     rt(507912, "ACL_ERROR_SNAPSHOT_CALLBACK_FAILED", Device, "a snapshot callback failed"),
     rt(507913, "ACL_ERROR_SNAPSHOT_REGISTER_CALLBACK_FAILED", Device, "registering a snapshot callback failed"),
     rt(507914, "ACL_ERROR_RT_L3_PORT_ERROR", Device, "an L3 port error"),
-    rt(507915, "ACL_ERROR_RT_CCU_TIMEOUT", Device, "a CCU task timed out"),
+    rt(507915, "ACL_ERROR_RT_CCU_TIMEOUT", Device, "a CCU task timed out").op_timeout(),
     rt(507916, "ACL_ERROR_RT_CCU_EXCEPTION", Device, "CCU exception"),
 
     other(CodeSpace::Acl, CodeSource::AclBaseRt, 100000, "ACL_ERROR_INVALID_PARAM", Usage,

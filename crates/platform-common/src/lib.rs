@@ -4,7 +4,8 @@
 //!   arch crate states about its arch (their values live in the arch crates, never here).
 //! - [`driver`]: the `Driver` trait, the narrow slice of the CANN runtime the runners call (its
 //!   calls are named by `DriverCall`, in `call`).
-//! - [`error`]: typed errors, the table of codes, classification by type and code.
+//! - [`error`]: typed errors, the table of codes, classification by type and code;
+//!   [`fault_kind`]: a fault in an operator's words (`op-timeout (507000 at stream sync)`).
 //! - [`sim`]: the simulated card (feature `sim`), a real `Driver` that behaves as measured cards did.
 //! - `acl` (feature `onboard`): the CANN `Driver`, its libraries loaded at run time.
 //! - [`drivers`]: the drivers this build compiles in (features `sim` and `onboard`, gated there
@@ -35,6 +36,7 @@ pub mod driver;
 pub mod drivers;
 pub mod env;
 pub mod error;
+pub mod fault_kind;
 pub mod health;
 pub mod kernel;
 pub mod lease;

@@ -7,9 +7,10 @@
 
 use std::fmt::Write as _;
 
-use platform_common::error::CodeSpace;
+use platform_common::driver::DriverCall;
+use platform_common::fault_kind;
 use platform_common::health::HealthEventKind;
-use platform_common::Code;
+use platform_common::{Arch, Code};
 
 use crate::model::{
     Attempt, AttemptOutcome, CardEvent, CaseReport, FlakyResult, HealthRecord, Outcome, RunReport,
@@ -24,11 +25,12 @@ fn secs(ms: u64) -> String {
 /// A code as the story shows it: an ACL code by its number (`507000`), a code of another space
 /// with its space (`HAL rc 62`, `loader error 1`), so the two never look alike.
 pub fn short_code(code: Code) -> String {
-    match code.space {
-        CodeSpace::Acl => code.raw.to_string(),
-        CodeSpace::Hal => format!("HAL rc {}", code.raw),
-        CodeSpace::Loader => format!("loader error {}", code.raw),
-    }
+    fault_kind::short_code(code)
+}
+
+/// A failed call's fault in an operator's words on `arch` (`op-timeout (507000 at stream sync)`).
+pub fn fault_words(arch: Arch, call: Option<DriverCall>, code: Code) -> String {
+    fault_kind::describe(&cardguard_arches::entry(arch).facts, call, code)
 }
 
 /// One health event, as a step of a card's story.
@@ -39,7 +41,7 @@ pub fn health_step(r: &HealthRecord) -> String {
             HealthEventKind::Poisoned => {
                 let mut s = "poisoned".to_owned();
                 if let Some(code) = e.code {
-                    let _ = write!(s, " by {}", short_code(code));
+                    let _ = write!(s, " by {}", fault_words(e.arch, e.call, code));
                 }
                 if let Some(case) = &r.case {
                     let _ = write!(s, " in {case}");
@@ -113,7 +115,7 @@ fn attempt_where(case: &CaseReport, a: &Attempt) -> String {
     }
 }
 
-fn attempt_line(case: &CaseReport, a: &Attempt) -> String {
+fn attempt_line(arch: Arch, case: &CaseReport, a: &Attempt) -> String {
     let mut s = format!(
         "{} {} after {} ms",
         attempt_where(case, a),
@@ -121,6 +123,10 @@ fn attempt_line(case: &CaseReport, a: &Attempt) -> String {
         a.duration_ms
     );
     if let Some(e) = &a.error {
+        // The fault's kind first, in an operator's words; then the error as recorded.
+        if let Some(code) = e.code {
+            let _ = write!(s, ": {}", fault_words(arch, e.call, code));
+        }
         let _ = write!(s, ": {e}");
     }
     if let Some(d) = &a.output.diagnostics {
@@ -174,7 +180,7 @@ pub fn render_summary(report: &RunReport) -> String {
         for c in flaky {
             let _ = writeln!(out, "  {}", c.id);
             for a in &c.attempts {
-                let _ = writeln!(out, "      {}", attempt_line(c, a));
+                let _ = writeln!(out, "      {}", attempt_line(report.arch, c, a));
             }
         }
     }
@@ -190,7 +196,7 @@ pub fn render_summary(report: &RunReport) -> String {
         for c in killed {
             let _ = writeln!(out, "  {}", c.id);
             for a in &c.attempts {
-                let _ = writeln!(out, "      {}", attempt_line(c, a));
+                let _ = writeln!(out, "      {}", attempt_line(report.arch, c, a));
             }
         }
     }
@@ -218,7 +224,7 @@ pub fn render_summary(report: &RunReport) -> String {
                 c.attempts.len()
             );
             for a in &c.attempts {
-                let _ = writeln!(out, "      {}", attempt_line(c, a));
+                let _ = writeln!(out, "      {}", attempt_line(report.arch, c, a));
             }
         }
     }
@@ -269,8 +275,7 @@ pub fn render_summary(report: &RunReport) -> String {
 mod tests {
     use super::*;
 
-    use platform_common::driver::DriverCall;
-    use platform_common::error::codes;
+    use platform_common::error::{codes, CodeSpace};
     use platform_common::health::HealthEvent;
     use platform_common::{Arch, DriverError};
 
@@ -301,9 +306,15 @@ mod tests {
     #[test]
     fn health_steps_read_as_the_seed_tells_them() {
         let p = poisoned(3200, codes::RT_INTERNAL_ERROR, Some("Class::case"));
-        assert_eq!(health_step(&p), "poisoned by 507000 in Class::case at 3.2 s");
+        assert_eq!(
+            health_step(&p),
+            "poisoned by op-timeout (507000 at stream sync) in Class::case at 3.2 s"
+        );
         let hal = poisoned(3200, codes::HAL_NO_PROCESS, None);
-        assert_eq!(health_step(&hal), "poisoned by HAL rc 62 at 3.2 s");
+        assert_eq!(
+            health_step(&hal),
+            "poisoned by sticky context (HAL rc 62 at register mapping) at 3.2 s"
+        );
         assert_eq!(
             health_step(&reset(3300, 1, 0, 41)),
             "force reset (attempt 1, rc 0, 41 ms)"
@@ -333,9 +344,9 @@ mod tests {
         assert_eq!(
             health_story(&records),
             [
-                "poisoned by 507000 in Class::case at 3.2 s -> force reset (attempt 1, rc 0, 41 ms) -> probe ok \
+                "poisoned by op-timeout (507000 at stream sync) in Class::case at 3.2 s -> force reset (attempt 1, rc 0, 41 ms) -> probe ok \
                  -> recovered",
-                "poisoned by 207001 at 5.0 s -> reset failed (gone)",
+                "poisoned by resource exhausted (207001 at stream sync) at 5.0 s -> reset failed (gone)",
             ]
         );
     }

@@ -15,7 +15,7 @@ fn summary_lists_counts_flaky_failed_skipped_and_card_stories() {
     let flaky = text.split("flaky (passed on a retry):\n").nth(1).unwrap();
     assert!(
         flaky.starts_with(
-            "  Paged::b\n      attempt 1 on card 1 failed after 510 ms: [device_runtime] \
+            "  Paged::b\n      attempt 1 on card 1 failed after 510 ms: op-timeout (507000 at stream sync): [device_runtime] \
          aclrtSynchronizeStreamWithTimeout: 507000 (ACL_ERROR_RT_INTERNAL_ERROR): op-execute timeout \
          reaped the kernel\n      attempt 2 on card 1 passed after 30 ms\n"
         ),
@@ -39,7 +39,7 @@ fn summary_lists_counts_flaky_failed_skipped_and_card_stories() {
         "{text}"
     );
     assert!(text.contains(
-        "  card 1: poisoned by 507000 in Paged::b at 0.5 s -> marked unusable -> force reset (attempt 1, \
+        "  card 1: poisoned by op-timeout (507000 at stream sync) in Paged::b at 0.5 s -> marked unusable -> force reset (attempt 1, \
          rc 0, 41 ms) -> probe ok -> recovered -> fresh process (pid 201) at 0.6 s (replacement lane) -> \
          fresh process (pid 202) at 0.6 s (replacement lane) -> init failed with 507899 at 0.7 s (fresh lane could not init) -> \
          quarantined at 0.7 s (fresh lane could not init)\n"

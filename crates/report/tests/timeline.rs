@@ -51,7 +51,10 @@ fn timeline_marks_poison_reset_fresh_process_and_quarantine() {
         .find(|n| n.attribute("class") == Some("marker poisoned"))
         .unwrap();
     let title = poisoned.children().find(|n| n.has_tag_name("title")).unwrap();
-    assert!(title.text().unwrap().contains("poisoned by 507000 in Paged::b"));
+    assert!(title
+        .text()
+        .unwrap()
+        .contains("poisoned by op-timeout (507000 at stream sync) in Paged::b"));
     // Legend and axis are present.
     let legend = doc
         .descendants()
