@@ -18,11 +18,12 @@ use std::time::Duration;
 
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestRerun, TestSuite};
 
-use platform_common::FailureClass;
+use platform_common::{Arch, FailureClass};
 
 use super::error::ReportError;
 use super::model::{Attempt, AttemptOutcome, CaseReport, Outcome, RunReport};
 use crate::atomic::write_atomic_with;
+use crate::summary::fault_words;
 
 /// The JUnit file's name inside a report directory.
 pub const JUNIT_XML: &str = "junit.xml";
@@ -58,7 +59,7 @@ pub fn to_junit(report: &RunReport) -> Report {
         })
         .collect();
     for (case, i) in report.cases.iter().zip(suite_of) {
-        suites[i].add_test_case(test_case(case));
+        suites[i].add_test_case(test_case(report.arch, case));
     }
     for suite in &mut suites {
         let total: Duration = suite.test_cases.iter().filter_map(|c| c.time).sum();
@@ -79,7 +80,7 @@ pub fn write_junit(path: &Path, report: &RunReport) -> Result<(), ReportError> {
     write_atomic_with(path, |w| junit.serialize(w).map_err(std::io::Error::other))
 }
 
-fn test_case(case: &CaseReport) -> TestCase {
+fn test_case(arch: Arch, case: &CaseReport) -> TestCase {
     let failed: Vec<&Attempt> = case.attempts.iter().filter(|a| a.outcome.is_failure()).collect();
     let last = case
         .attempts
@@ -90,7 +91,7 @@ fn test_case(case: &CaseReport) -> TestCase {
         Outcome::Passed => TestCaseStatus::success(),
         Outcome::Flaky => {
             let mut status = TestCaseStatus::success();
-            status.add_reruns(failed.iter().map(|a| rerun(case, a)));
+            status.add_reruns(failed.iter().map(|a| rerun(arch, case, a)));
             status
         }
         Outcome::Skipped => {
@@ -102,10 +103,10 @@ fn test_case(case: &CaseReport) -> TestCase {
             Some(a) if a.outcome.is_failure() => {
                 let mut status = TestCaseStatus::non_success(kind(a));
                 status
-                    .set_message(message(a))
+                    .set_message(message(arch, a))
                     .set_type(ty(a))
-                    .set_description(description(case, a));
-                status.add_reruns(failed[..failed.len() - 1].iter().map(|a| rerun(case, a)));
+                    .set_description(description(arch, case, a));
+                status.add_reruns(failed[..failed.len() - 1].iter().map(|a| rerun(arch, case, a)));
                 status
             }
             // Passed last but counted as failed (--flaky-result fail).
@@ -119,7 +120,7 @@ fn test_case(case: &CaseReport) -> TestCase {
                         failed.len()
                     ))
                     .set_type("flaky");
-                status.add_reruns(failed.iter().map(|a| rerun(case, a)));
+                status.add_reruns(failed.iter().map(|a| rerun(arch, case, a)));
                 status
             }
             None => {
@@ -157,9 +158,13 @@ fn ty(a: &Attempt) -> String {
     }
 }
 
-fn message(a: &Attempt) -> String {
+fn message(arch: Arch, a: &Attempt) -> String {
     let mut m = match &a.error {
-        Some(e) => e.to_string(),
+        // The fault's kind first, as the console says it (`op-timeout (507000 at stream sync): `).
+        Some(e) => match e.code {
+            Some(code) => format!("{}: {e}", fault_words(arch, e.call, code)),
+            None => e.to_string(),
+        },
         None => a.outcome.to_string(),
     };
     if let Some(d) = &a.output.diagnostics {
@@ -194,7 +199,7 @@ fn attempt_no(case: &CaseReport, a: &Attempt) -> usize {
         .map_or(0, |i| i + 1)
 }
 
-fn description(case: &CaseReport, a: &Attempt) -> String {
+fn description(arch: Arch, case: &CaseReport, a: &Attempt) -> String {
     let card = a
         .device
         .map_or_else(|| "no card".to_owned(), |d| format!("card {d}"));
@@ -205,17 +210,17 @@ fn description(case: &CaseReport, a: &Attempt) -> String {
         case.attempts.len(),
         a.outcome,
         a.duration_ms,
-        message(a),
+        message(arch, a),
         diagnosis(a)
     )
 }
 
-fn rerun(case: &CaseReport, a: &Attempt) -> TestRerun {
+fn rerun(arch: Arch, case: &CaseReport, a: &Attempt) -> TestRerun {
     let mut r = TestRerun::new(kind(a));
     r.set_time(Duration::from_millis(a.duration_ms))
-        .set_message(message(a))
+        .set_message(message(arch, a))
         .set_type(ty(a))
-        .set_description(description(case, a));
+        .set_description(description(arch, case, a));
     if let Some(out) = a.output.junit_stdout() {
         r.set_system_out(out);
     }

@@ -93,7 +93,7 @@ fn junit_text_snapshot_of_the_flaky_and_failed_elements() {
     // Snapshot-style: the exact element openings a CI system reads.
     for needle in [
         r#"<testcase name="b" classname="Paged" time="0.030">"#,
-        r#"<flakyFailure time="0.510" message="[device_runtime] aclrtSynchronizeStreamWithTimeout: 507000 (ACL_ERROR_RT_INTERNAL_ERROR): op-execute timeout reaped the kernel" type="failed: device_runtime">"#,
+        r#"<flakyFailure time="0.510" message="op-timeout (507000 at stream sync): [device_runtime] aclrtSynchronizeStreamWithTimeout: 507000 (ACL_ERROR_RT_INTERNAL_ERROR): op-execute timeout reaped the kernel" type="failed: device_runtime">"#,
         r#"<testcase name="hang" classname="Vec" time="1.000">"#,
         r#"<failure message="[device_runtime] exceeded --case-timeout 1 s" type="timed_out: device_runtime">"#,
         r#"<rerunFailure time="1.000" message="[device_runtime] exceeded --case-timeout 1 s" type="timed_out: device_runtime">"#,
