@@ -3,8 +3,9 @@
 //! success is spoiled (`probe_fail=K`: the sticky error is not really cleared).
 //!
 //! A reset while the card's SDMA engine is wedged, before the handoff window (`sdma.rs`), is
-//! `Blocked`: it waits out the remote-event timeout and changes nothing (no generation bump, the
-//! sticky error and the wedge stay). A reset that returns 0 otherwise clears the wedge.
+//! `Blocked`: it waits out the remote-event timeout and confirms nothing (no generation bump, the
+//! sticky error and the wedge stay, and the wedge counts as unobserved from then on, so a second
+//! attempt blocks again). A reset that returns 0 otherwise clears the wedge.
 //!
 //! This file only decides; the driver tears the process's context down and clears it.
 
@@ -37,6 +38,11 @@ pub(crate) fn decide(s: &mut CardState, sdma_blocks: bool) -> ResetVerdict {
             attempt: s.counters.force_resets,
         }
     } else if sdma_blocks {
+        // The reset walked the CP-process streams with no retirement fence: from now on the
+        // card behaves as after an unobserved fault, and every later reset blocks too.
+        if let Some(w) = s.sdma_wedge.as_mut() {
+            w.observed = false;
+        }
         ResetVerdict::Blocked
     } else {
         s.sdma_wedge = None;

@@ -15,7 +15,9 @@
 //! - A force reset while the engine is wedged, earlier than the handoff window after the fault
 //!   (or at any time after an unobserved fault), blocks for the remote-event timeout
 //!   ([`super::SimConfig::sdma_remote_event`]) and does not confirm: it returns 0 but leaves the
-//!   context's sticky error and the wedge in place. A later reset, after the window, clears both.
+//!   context's sticky error and the wedge in place, and the wedge counts as unobserved from then
+//!   on, so every later attempt blocks again (upstream: a retry multiplies the timeout). A reset
+//!   after the window, with no blocked one before it, clears both.
 //! - `aclFinalize` in a process whose SDMA-provisioned context sits on a wedged card blocks the
 //!   same way.
 //! - Compute is untouched by a wedge in a context the fault did not poison: a compute-only probe
