@@ -10,7 +10,7 @@
 //! - `teardown`: `finalize_common` (healthy) and the fatal teardown (abandon handles).
 //! - `reset` and `probe`: step 2: force-reset attempts, each checked by a probe.
 //! - `sdma`: stop-on-failure streams, the SDMA set (provisioned and warmed up at init), the SDMA
-//!   probe.
+//!   probe; `sdma_copy`: a case's SDMA copy on the runner's SDMA set.
 //! - `health_check`: the post-case health check (the probe's work in place, behind the guard).
 //! - `finalize`: which teardown, the lease check, the report.
 //! - `runner`: the `DeviceRunner` trait the runner crate sees.
@@ -43,6 +43,7 @@ mod request;
 mod reset;
 mod runner;
 mod sdma;
+mod sdma_copy;
 mod teardown;
 
 pub use arch_entry::{ArchEntry, RunnerFactory};

@@ -22,7 +22,7 @@
 //! (its atomic rewrite), `driver.rs` (the call rules), `launch.rs` (a launch's arguments, counting
 //! and fate), `reset.rs` (a force reset's verdict), `context.rs` (per-process context and sticky
 //! codes), `stream.rs` (queues, sync, error state), `aicore.rs` (blocks and the reaper),
-//! `memory.rs` (device memory), `host_faults.rs` (`crash`, `stall`), `stats.rs`, `current.rs` (whose current device), `sdma.rs` (the SDMA engine's rules) and
+//! `memory.rs` (device memory), `host_faults.rs` (`crash`, `stall`), `stats.rs`, `current.rs` (whose current device), `sdma.rs` (the SDMA engine's rules), `sdma_op.rs` (a queued SDMA copy) and
 //! `driver_sdma.rs` (the calls that meet it: SDMA copy, stream failure mode, forced destroy, force
 //! reset, `aclFinalize`).
 
@@ -43,6 +43,7 @@ mod plan_parse;
 mod record_file;
 mod reset;
 mod sdma;
+mod sdma_op;
 mod stats;
 mod stream;
 

@@ -26,59 +26,16 @@
 //! The driver (`driver.rs`) routes the calls here; this file owns their rules and never takes a
 //! lease.
 
-use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use super::aicore::{OpControl, StallNotify};
 use super::card_file::{CardState, SdmaWedge};
 use super::context::{card_file_error, Context};
-use super::memory::DeviceBuffer;
+use super::sdma_op::{SdmaFate, SdmaOp};
 use super::stream::Op;
 use crate::driver::{DevicePtr, DriverCall, DriverResult, SdmaOrigin, Stream, StreamFailureMode};
-use crate::error::{codes, Code, DriverError};
+use crate::error::{codes, DriverError};
 use crate::sdma::{handoff_wait, CP_PROCESS_STREAMS};
 use crate::timeouts::TimeoutProfile;
-
-/// What a queued SDMA copy does when its stream runs it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum SdmaFate {
-    /// Copies the bytes.
-    Copy,
-    /// Fails on the device with 507015 (a stop-on-failure stream).
-    Fail,
-    /// Never finishes (a stream that continues on failure): its sync times out.
-    Stall,
-}
-
-/// One queued device-to-device SDMA copy.
-#[derive(Debug)]
-pub(crate) struct SdmaOp {
-    src: (Arc<DeviceBuffer>, usize),
-    dst: (Arc<DeviceBuffer>, usize),
-    bytes: usize,
-    fate: SdmaFate,
-}
-
-impl SdmaOp {
-    /// Runs the copy on the stream's worker thread.
-    pub(crate) fn run(&self, ctl: &OpControl, notify: StallNotify<'_>) -> Result<(), Code> {
-        match self.fate {
-            SdmaFate::Fail => Err(codes::RT_AICORE_EXCEPTION),
-            SdmaFate::Stall => {
-                ctl.stall_until_cancelled(notify);
-                Ok(())
-            }
-            SdmaFate::Copy => {
-                let mut buf = vec![0u8; self.bytes];
-                if self.src.0.read(self.src.1, &mut buf) && self.dst.0.write(self.dst.1, &buf) {
-                    Ok(())
-                } else {
-                    Err(codes::RT_AICORE_EXCEPTION)
-                }
-            }
-        }
-    }
-}
 
 /// Milliseconds since the Unix epoch (the wedge's clock: card files are shared across processes).
 pub(crate) fn unix_ms() -> u64 {
@@ -143,12 +100,7 @@ pub(crate) fn queue_copy(
     } else if wedged {
         tracing::info!(card = ctx.card, ?origin, "sim SDMA copy on a wedged engine fails");
     }
-    s.submit(Op::Sdma(SdmaOp {
-        src,
-        dst,
-        bytes,
-        fate,
-    }));
+    s.submit(Op::Sdma(SdmaOp::new(src, dst, bytes, fate)));
     Ok(())
 }
 

@@ -38,7 +38,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::aicore::{AicoreOp, OpControl};
-use super::sdma::SdmaOp;
+use super::sdma_op::SdmaOp;
 use super::stats::StatCounters;
 use crate::error::Code;
 
