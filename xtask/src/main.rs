@@ -18,6 +18,7 @@ mod merge_reports;
 mod onboard;
 mod procs;
 mod sim_probe;
+mod sim_probe_sdma;
 mod soak;
 #[cfg(test)]
 mod tidy;

@@ -7,7 +7,9 @@
 //! then re-init (failed re-inits), force reset then re-init (cascades), fresh process (cascades),
 //! each naming the calls and codes that failed. The fresh process is a real child: this binary
 //! re-executed with a hidden `--fresh-child` flag. State lives in a temp sim root and lock dir.
-//! This command never uses the runner; it shows what the bare driver does.
+//! This command never uses the runner for the seed's rows; it shows what the bare driver does.
+//! The SDMA tables of issue 22 follow (`sim_probe_sdma.rs`), some through the runner (its
+//! handoff wait and force reset).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -124,6 +126,7 @@ fn probe(args: &Args) -> anyhow::Result<ExitCode> {
         println!("{label}: {}/{n} ({})", tally.count, tally.describe());
         as_expected &= tally.count == *expected;
     }
+    as_expected &= crate::sim_probe_sdma::print_tables(args.arch, t)?;
     if as_expected {
         Ok(ExitCode::SUCCESS)
     } else {

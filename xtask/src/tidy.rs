@@ -42,6 +42,10 @@ pub const UNSAFE_ALLOWED: &[(&str, &str)] = &[
         "reads the loaded libraries' paths (dladdr)",
     ),
     (
+        "crates/platform-common/src/acl/sim_run.rs",
+        "calls the simulator's cgSimStartRun extension",
+    ),
+    (
         "crates/platform-common/src/acl/library.rs",
         "loads the CANN libraries (libloading)",
     ),

@@ -135,6 +135,10 @@ CG_API(aclError, aclrtMalloc, (void **devPtr, size_t size, aclrtMemMallocPolicy 
 CG_API(aclError, aclrtFree, (void *devPtr));
 CG_API(aclError, aclrtMemcpy,
        (void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind));
+/* Queued on `stream`; cardguard uses it device to device only (the SDMA copy). */
+CG_API(aclError, aclrtMemcpyAsync,
+       (void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind,
+        aclrtStream stream));
 
 /* ---- runtime: rt_external_base.h, rt_external_kernel.h, runtime/kernel.h ------------------ */
 
@@ -313,6 +317,11 @@ typedef struct cgAicpuSchedulerArgs {
 
 #define CG_LAUNCH_ORIGIN_CASE 0u
 #define CG_LAUNCH_ORIGIN_INTERNAL 1u
+/* For the next aclrtMemcpyAsync (device to device: an SDMA copy) instead of a launch: a case's
+ * copy (counted by sdma_fault@K), the worker's SDMA warm-up at init, the SDMA probe. */
+#define CG_LAUNCH_ORIGIN_SDMA_CASE 2u
+#define CG_LAUNCH_ORIGIN_SDMA_WARMUP 3u
+#define CG_LAUNCH_ORIGIN_SDMA_PROBE 4u
 
 #define CG_ARG_INPUT 0u
 #define CG_ARG_OUTPUT 1u
@@ -320,7 +329,7 @@ typedef struct cgAicpuSchedulerArgs {
 
 /* Describes the next rtKernelLaunchWithHandleV2 of the calling thread: why it is launched
  * (fault plans count only case launches) and the role of each of its `numArgs` arguments
- * (CG_ARG_*). Real CANN has no such call; the driver skips it where it does not resolve. */
+ * (CG_ARG_*); with a CG_LAUNCH_ORIGIN_SDMA_* origin (and no arguments), the next SDMA copy's. Real CANN has no such call; the driver skips it where it does not resolve. */
 CG_API(aclError, cgSimSetLaunchInfo, (uint32_t origin, const uint8_t *argRoles, uint32_t numArgs));
 
 /* Starts a simulated run on `numCards` cards: installs the fault plan `plan` (the `--faults`

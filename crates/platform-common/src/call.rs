@@ -27,6 +27,14 @@ pub enum DriverCall {
     CreateStream,
     /// `aclrtDestroyStream`.
     DestroyStream,
+    /// `aclrtSetStreamFailureMode`.
+    SetStreamFailureMode,
+    /// `aclrtDestroyStreamForce`.
+    DestroyStreamForce,
+    /// `aclrtMemcpyAsync` device to device (an SDMA copy).
+    SdmaCopy,
+    /// `aclFinalize`.
+    Finalize,
     /// `aclrtSynchronizeStreamWithTimeout`.
     SynchronizeStreamWithTimeout,
     /// `aclrtSynchronizeDeviceWithTimeout`.
@@ -53,7 +61,7 @@ pub enum DriverCall {
 
 impl DriverCall {
     /// Every call, in declaration order.
-    pub const ALL: [DriverCall; 18] = [
+    pub const ALL: [DriverCall; 22] = [
         Self::Init,
         Self::SetDevice,
         Self::ResetDevice,
@@ -72,6 +80,10 @@ impl DriverCall {
         Self::LaunchAicpu,
         Self::HalResMap,
         Self::HalMemCtl,
+        Self::SetStreamFailureMode,
+        Self::DestroyStreamForce,
+        Self::SdmaCopy,
+        Self::Finalize,
     ];
 
     /// The call CANN names `name` ([`DriverCall::name`]'s inverse).
@@ -100,6 +112,10 @@ impl DriverCall {
             Self::LaunchAicpu => "rtAicpuKernelLaunchExWithArgs",
             Self::HalResMap => "halResMap",
             Self::HalMemCtl => "halMemCtl",
+            Self::SetStreamFailureMode => "aclrtSetStreamFailureMode",
+            Self::DestroyStreamForce => "aclrtDestroyStreamForce",
+            Self::SdmaCopy => "aclrtMemcpyAsync(device->device)",
+            Self::Finalize => "aclFinalize",
         }
     }
 }

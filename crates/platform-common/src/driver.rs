@@ -79,6 +79,55 @@ pub struct AicpuTask {
     pub aicore: Stream,
 }
 
+/// What a stream does after one of its tasks fails (`aclrtSetStreamFailureMode`; the raw values
+/// are `ACL_CONTINUE_ON_FAILURE` and `ACL_STOP_ON_FAILURE` of `acl/acl_rt.h`). A new stream
+/// continues on failure until told otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StreamFailureMode {
+    /// `ACL_CONTINUE_ON_FAILURE` (0), the runtime's default.
+    #[default]
+    ContinueOnFailure,
+    /// `ACL_STOP_ON_FAILURE` (1): the stream stops at its first failed task, so the host sees
+    /// the failure at its next sync. cardguard's driver sets it on every stream it creates, as
+    /// upstream does on an SDMA worker's run stream (hw-native-sys/simpler
+    /// `src/a2a3/platform/onboard/host/device_runner.cpp`, `create_run_stream`).
+    StopOnFailure,
+}
+
+impl StreamFailureMode {
+    /// The raw `uint64_t` mode of the C call.
+    pub fn raw(self) -> u64 {
+        match self {
+            Self::ContinueOnFailure => 0,
+            Self::StopOnFailure => 1,
+        }
+    }
+
+    /// The mode of a raw value; `None` for a value the runtime does not define.
+    pub fn from_raw(raw: u64) -> Option<Self> {
+        match raw {
+            0 => Some(Self::ContinueOnFailure),
+            1 => Some(Self::StopOnFailure),
+            _ => None,
+        }
+    }
+}
+
+/// Why an SDMA copy is made. Fault plans count only [`SdmaOrigin::Case`] copies for
+/// `sdma_fault@K`; `sdma_warmup_fault` fires at a [`SdmaOrigin::Warmup`] copy. Real CANN ignores
+/// it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SdmaOrigin {
+    /// A test case's device-side copy.
+    Case,
+    /// The SDMA warm-up a worker makes at init, right after it provisions SDMA.
+    Warmup,
+    /// The SDMA probe (a 64-byte copy) of a health check.
+    Probe,
+}
+
 /// a2a3 register window from `halMemCtl`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RegisterWindow {
@@ -132,6 +181,40 @@ pub trait Driver: Send + Sync + fmt::Debug {
 
     /// `aclrtCreateStream`.
     fn create_stream(&self) -> DriverResult<Stream>;
+
+    /// `aclrtSetStreamFailureMode` on a stream of the current context. The driver's own callers
+    /// set [`StreamFailureMode::StopOnFailure`] on every stream they create.
+    fn set_stream_failure_mode(&self, stream: Stream, mode: StreamFailureMode) -> DriverResult<()>;
+
+    /// `aclrtDestroyStreamForce`: destroys the stream without waiting for its unfinished tasks
+    /// (hicann/runtime `docs/api_docs/aclrtDestroyStreamForce.md`), the documented way to drop a
+    /// stream that cannot be synchronised.
+    fn destroy_stream_force(&self, stream: Stream) -> DriverResult<()>;
+
+    /// A device-to-device SDMA copy of `bytes` bytes from `src` to `dst`, queued on `stream`
+    /// (`aclrtMemcpyAsync` with `ACL_MEMCPY_DEVICE_TO_DEVICE`: the runtime runs it on the card's
+    /// SDMA engine). Asynchronous like a launch: its failure surfaces at the stream's next sync.
+    /// The simulator provisions the context's CP-process stream set at its first SDMA copy.
+    fn sdma_copy(
+        &self,
+        stream: Stream,
+        dst: DevicePtr,
+        src: DevicePtr,
+        bytes: usize,
+        origin: SdmaOrigin,
+    ) -> DriverResult<()>;
+
+    /// `aclFinalize`: releases the process's ACL state. After an unconfirmed force reset of an
+    /// SDMA-provisioned card it walks the poisoned streams into the remote-event timeout
+    /// (hw-native-sys/simpler `device_runner.cpp`, `finalize`): call it only after a confirmed
+    /// reset.
+    fn finalize(&self) -> DriverResult<()>;
+
+    /// The op-execute timeout, in microseconds, the runtime applies for `requested_us` (what
+    /// [`Driver::set_op_execute_timeout`] really set). The simulator applies what it is asked.
+    fn applied_op_execute_us(&self, requested_us: u64) -> u64 {
+        requested_us
+    }
 
     /// `aclrtDestroyStream`. Fails with 507004 (`ACL_ERROR_RT_STREAM_NOT_COMPLETE`) when the stream
     /// still has pending work.

@@ -15,6 +15,8 @@
 //!   `ASCEND_RT_VISIBLE_DEVICES`.
 //! - [`env`] and [`number`]: how an `ONBOARD_*` variable is read and the one rule for a number;
 //!   [`message`]: an error (and its causes) on one line, as every cardguard binary prints it.
+//! - [`sdma`]: the SDMA engine's facts as measured upstream (48 CP-process streams, the handoff
+//!   wait before the one force reset, the remote-event timeout, the 64-byte SDMA probe).
 //! - [`timeouts`]: scheduler < op-execute < stream-sync, with their overrides.
 //! - [`kernel`]: the kernel-blob ABI and loader (the blobs are built by `build.rs` with the
 //!   `kernel-build` crate).
@@ -44,6 +46,7 @@ pub mod message;
 pub mod number;
 pub mod runner_base;
 pub mod runtime_message;
+pub mod sdma;
 pub mod timeouts;
 pub mod visible;
 

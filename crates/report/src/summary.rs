@@ -66,6 +66,7 @@ pub fn health_step(r: &HealthRecord) -> String {
             HealthEventKind::Probe { ok: false, .. } => "probe failed".to_owned(),
             HealthEventKind::Recovered { .. } => "recovered".to_owned(),
             HealthEventKind::ResetFailed { .. } => format!("reset failed ({})", e.detail),
+            HealthEventKind::SdmaHandoffWait { wait_ms, .. } => format!("SDMA handoff wait {wait_ms} ms"),
         },
         CardEvent::Runner(ev) => {
             let mut s = match ev.kind {

@@ -236,6 +236,13 @@ impl ChipWorker {
         self.runner.write_buffer(id, offset, bytes)
     }
 
+    /// An SDMA copy of `bytes` bytes between two buffers of this worker (a runtime with the SDMA
+    /// option).
+    pub fn sdma_copy(&mut self, dst: BufferId, src: BufferId, bytes: usize) -> Result<(), RunError> {
+        self.touched = true;
+        self.runner.sdma_copy(dst, src, bytes)
+    }
+
     /// Copies `len` bytes of a buffer of this worker from `offset`.
     pub fn read_buffer(&mut self, id: BufferId, offset: usize, len: usize) -> Result<Vec<u8>, RunError> {
         self.touched = true;

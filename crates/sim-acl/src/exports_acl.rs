@@ -8,7 +8,7 @@
 use std::ffi::{c_char, c_void};
 
 use platform_common::acl::bindings::*;
-use platform_common::driver::{DevicePtr, Driver, Stream};
+use platform_common::driver::{DevicePtr, Driver, Stream, StreamFailureMode};
 use platform_common::error::codes;
 use platform_common::lease::DeviceLease;
 
@@ -32,10 +32,11 @@ pub extern "C" fn aclInit(_config_path: *const c_char) -> aclError {
     call("aclInit", |sim| code(sim.driver.init()))
 }
 
-/// `aclFinalize`: the simulator keeps its contexts until the process ends.
+/// `aclFinalize`: the simulator keeps its contexts until the process ends; after an unconfirmed
+/// force reset of an SDMA-provisioned card it blocks for the remote-event timeout first.
 #[no_mangle]
 pub extern "C" fn aclFinalize() -> aclError {
-    call("aclFinalize", |_| ACL_SUCCESS)
+    call("aclFinalize", |sim| code(sim.driver.finalize()))
 }
 
 /// `aclrtSetDevice`.
@@ -154,6 +155,53 @@ pub extern "C" fn aclrtDestroyStream(stream: aclrtStream) -> aclError {
     })
 }
 
+/// `aclrtSetStreamFailureMode`: a mode other than `ACL_CONTINUE_ON_FAILURE` or
+/// `ACL_STOP_ON_FAILURE` is refused (100000).
+#[no_mangle]
+pub extern "C" fn aclrtSetStreamFailureMode(stream: aclrtStream, mode: u64) -> aclError {
+    call(
+        "aclrtSetStreamFailureMode",
+        |sim| match StreamFailureMode::from_raw(mode) {
+            Some(m) => code(sim.driver.set_stream_failure_mode(Stream(handle(stream)), m)),
+            None => INVALID,
+        },
+    )
+}
+
+/// `aclrtDestroyStreamForce`.
+#[no_mangle]
+pub extern "C" fn aclrtDestroyStreamForce(stream: aclrtStream) -> aclError {
+    call("aclrtDestroyStreamForce", |sim| {
+        code(sim.driver.destroy_stream_force(Stream(handle(stream))))
+    })
+}
+
+/// `aclrtMemcpyAsync`, device to device only (the SDMA copy); the other kinds are refused.
+/// The copy's origin is a case's unless `cgSimSetLaunchInfo` said otherwise just before.
+#[no_mangle]
+pub extern "C" fn aclrtMemcpyAsync(
+    dst: *mut c_void,
+    dest_max: usize,
+    src: *const c_void,
+    count: usize,
+    kind: aclrtMemcpyKind,
+    stream: aclrtStream,
+) -> aclError {
+    call("aclrtMemcpyAsync", |sim| {
+        if count > dest_max || kind != ACL_MEMCPY_DEVICE_TO_DEVICE {
+            return INVALID;
+        }
+        let origin = crate::state::take_sdma_origin();
+        code(sim.driver.sdma_copy(
+            Stream(handle(stream)),
+            DevicePtr(handle(dst)),
+            DevicePtr(handle(src.cast_mut())),
+            count,
+            origin,
+        ))
+    })
+}
+
 /// `aclrtSynchronizeStreamWithTimeout`.
 #[no_mangle]
 pub extern "C" fn aclrtSynchronizeStreamWithTimeout(stream: aclrtStream, timeout: i32) -> aclError {
@@ -258,3 +306,6 @@ const _: PFN_aclrtSynchronizeDeviceWithTimeout = Some(aclrtSynchronizeDeviceWith
 const _: PFN_aclrtMalloc = Some(aclrtMalloc);
 const _: PFN_aclrtFree = Some(aclrtFree);
 const _: PFN_aclrtMemcpy = Some(aclrtMemcpy);
+const _: PFN_aclrtMemcpyAsync = Some(aclrtMemcpyAsync);
+const _: PFN_aclrtSetStreamFailureMode = Some(aclrtSetStreamFailureMode);
+const _: PFN_aclrtDestroyStreamForce = Some(aclrtDestroyStreamForce);

@@ -5,16 +5,17 @@
 use std::ffi::{c_char, CStr};
 
 use platform_common::acl::bindings::*;
-use platform_common::driver::LaunchOrigin;
+use platform_common::driver::{LaunchOrigin, SdmaOrigin};
 use platform_common::error::CodeSpace;
 use platform_common::sim::{start_run, FaultPlan, ENV_SIM_FAULTS};
 
 use crate::abi::call;
-use crate::state::{set_next_launch, LaunchInfo};
+use crate::state::{set_next_launch, set_next_sdma, LaunchInfo};
 
 const INVALID: aclError = ACL_ERROR_INVALID_PARAM;
 
-/// `cgSimSetLaunchInfo`: describes the calling thread's next `rtKernelLaunchWithHandleV2`.
+/// `cgSimSetLaunchInfo`: describes the calling thread's next `rtKernelLaunchWithHandleV2`, or,
+/// with a `CG_LAUNCH_ORIGIN_SDMA_*` origin, its next SDMA copy (`aclrtMemcpyAsync`).
 ///
 /// # Safety
 ///
@@ -22,6 +23,19 @@ const INVALID: aclError = ACL_ERROR_INVALID_PARAM;
 #[no_mangle]
 pub unsafe extern "C" fn cgSimSetLaunchInfo(origin: u32, arg_roles: *const u8, num_args: u32) -> aclError {
     call("cgSimSetLaunchInfo", |_| {
+        let sdma = match origin {
+            CG_LAUNCH_ORIGIN_SDMA_CASE => Some(SdmaOrigin::Case),
+            CG_LAUNCH_ORIGIN_SDMA_WARMUP => Some(SdmaOrigin::Warmup),
+            CG_LAUNCH_ORIGIN_SDMA_PROBE => Some(SdmaOrigin::Probe),
+            _ => None,
+        };
+        if let Some(o) = sdma {
+            if num_args != 0 {
+                return INVALID;
+            }
+            set_next_sdma(o);
+            return ACL_SUCCESS;
+        }
         let origin = match origin {
             CG_LAUNCH_ORIGIN_CASE => LaunchOrigin::Case,
             CG_LAUNCH_ORIGIN_INTERNAL => LaunchOrigin::Internal,

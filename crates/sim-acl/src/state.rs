@@ -1,14 +1,14 @@
 //! The process-global simulator behind the exports, created on the first call.
 //!
 //! This file owns building the [`SimDriver`] from the settings and the per-thread description of
-//! the next launch (`cgSimSetLaunchInfo`). A configuration that cannot be used is reported once on
+//! the next launch and the next SDMA copy (`cgSimSetLaunchInfo`). A configuration that cannot be used is reported once on
 //! stderr (one line naming the bad variable) and fails every call.
 
 use std::cell::RefCell;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use platform_common::driver::LaunchOrigin;
+use platform_common::driver::{LaunchOrigin, SdmaOrigin};
 use platform_common::lease::LeaseConfig;
 use platform_common::sim::{CurrentDevice, SimDriver, ENV_SIM_CARDS, ENV_SIM_ROOT};
 use platform_common::timeouts::{TimeoutProfile, Timeouts};
@@ -118,6 +118,19 @@ pub(crate) struct LaunchInfo {
 
 thread_local! {
     static NEXT_LAUNCH: RefCell<Option<LaunchInfo>> = const { RefCell::new(None) };
+    static NEXT_SDMA: RefCell<Option<SdmaOrigin>> = const { RefCell::new(None) };
+}
+
+/// Records the origin of the calling thread's next SDMA copy.
+pub(crate) fn set_next_sdma(origin: SdmaOrigin) {
+    NEXT_SDMA.with(|n| *n.borrow_mut() = Some(origin));
+}
+
+/// Takes the origin of the calling thread's next SDMA copy: a case's unless told otherwise.
+pub(crate) fn take_sdma_origin() -> SdmaOrigin {
+    NEXT_SDMA
+        .with(|n| n.borrow_mut().take())
+        .unwrap_or(SdmaOrigin::Case)
 }
 
 /// Records the calling thread's next launch.

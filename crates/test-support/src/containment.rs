@@ -80,7 +80,7 @@ impl From<&RecoveryProbe> for RecoveryView {
 }
 
 /// `finalize` with every reset attempt's duration zeroed.
-fn untimed(finalize: &Result<FinalizeReport, FinalizeError>) -> Result<FinalizeReport, FinalizeError> {
+pub fn untimed(finalize: &Result<FinalizeReport, FinalizeError>) -> Result<FinalizeReport, FinalizeError> {
     let zero =
         |attempts: &mut Vec<ResetAttempt>| attempts.iter_mut().for_each(|a| a.duration = Duration::ZERO);
     let mut f = finalize.clone();

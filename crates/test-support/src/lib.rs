@@ -9,6 +9,8 @@
 //! - [`helper`]: the "other process" of the cross-process rows (the `sim-helper` binary).
 //! - [`suites`]: the arch crates' integration tests, written once for both arches; they assert
 //!   and panic. [`arch_runner_tests!`] writes their `#[test]` functions in an arch crate.
+//! - [`sdma_measure`]: the SDMA measurements of issue 22 (stream failure modes, the handoff, the
+//!   wedged engine's probes, the warm-up fault), as data.
 //! - [`containment`]: the measurements through `libsim_acl.so`, as views without timings.
 //! - [`locate`]: building, finding and copying `libsim_acl.so` for tests; [`bins`]: this crate's
 //!   helper binaries (`sim-helper`, `sim-agent`, `probe-suite`), built on first use;
@@ -40,6 +42,7 @@ pub mod measure;
 pub mod probe_suite;
 pub mod real_headers;
 pub mod report_fixture;
+pub mod sdma_measure;
 pub mod suites;
 
 pub use arches::entry;

@@ -36,6 +36,9 @@ pub const RES_MAP_INFO_RSV_LEN: u32 = 1;
 pub const CG_AICPU_NAME_LEN: u32 = 32;
 pub const CG_LAUNCH_ORIGIN_CASE: u32 = 0;
 pub const CG_LAUNCH_ORIGIN_INTERNAL: u32 = 1;
+pub const CG_LAUNCH_ORIGIN_SDMA_CASE: u32 = 2;
+pub const CG_LAUNCH_ORIGIN_SDMA_WARMUP: u32 = 3;
+pub const CG_LAUNCH_ORIGIN_SDMA_PROBE: u32 = 4;
 pub const CG_ARG_INPUT: u32 = 0;
 pub const CG_ARG_OUTPUT: u32 = 1;
 pub const CG_ARG_SCALAR: u32 = 2;
@@ -122,6 +125,16 @@ pub type PFN_aclrtMemcpy = ::std::option::Option<
         src: *const ::std::os::raw::c_void,
         count: usize,
         kind: aclrtMemcpyKind,
+    ) -> aclError,
+>;
+pub type PFN_aclrtMemcpyAsync = ::std::option::Option<
+    unsafe extern "C" fn(
+        dst: *mut ::std::os::raw::c_void,
+        destMax: usize,
+        src: *const ::std::os::raw::c_void,
+        count: usize,
+        kind: aclrtMemcpyKind,
+        stream: aclrtStream,
     ) -> aclError,
 >;
 pub type rtError_t = i32;

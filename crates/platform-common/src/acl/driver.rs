@@ -20,15 +20,16 @@ use std::ptr;
 use super::aicpu_args::{aicpu_args_ex, aicpu_scheduler_args, AICPU_KERNEL_TYPE, AICPU_SCHEDULER_OP};
 use super::bindings::*;
 use super::config::AclConfig;
-use super::error::{AclLoadError, ExtensionError};
+use super::convert::{arg_role, as_ptr, device_i32, timeout_i32, v1_seconds};
+use super::error::AclLoadError;
 use super::library::Libraries;
 use super::result;
 use super::symbols::Symbols;
 use crate::driver::{
     AicpuTask, DeviceId, DevicePtr, Driver, DriverCall, DriverInfo, DriverKind, DriverResult, KernelArg,
-    KernelHandle, LaunchOrigin, RegisterWindow, Stream,
+    KernelHandle, LaunchOrigin, RegisterWindow, SdmaOrigin, Stream, StreamFailureMode,
 };
-use crate::error::{codes, Code, DriverError};
+use crate::error::{codes, DriverError};
 use crate::kernel::KernelBlob;
 use crate::lease::DeviceLease;
 use crate::visible::{PhysicalId, VisibleDevices};
@@ -39,8 +40,8 @@ const OCCUPY_BITMAP_WORDS: usize = 2;
 
 /// The CANN runtime (or a library exporting its C ABI), loaded at run time.
 pub struct AclDriver {
-    libs: Libraries,
-    syms: Symbols,
+    pub(super) libs: Libraries,
+    pub(super) syms: Symbols,
     files: Vec<PathBuf>,
     /// The process's `ASCEND_RT_VISIBLE_DEVICES`: the HAL calls get the physical id.
     visible: VisibleDevices,
@@ -184,37 +185,6 @@ impl AclDriver {
     pub fn has_sim_extensions(&self) -> bool {
         self.syms.cgSimStartRun(&self.libs).is_some()
     }
-
-    /// Starts a simulated run on `cards` through the extension `cgSimStartRun`: installs the
-    /// fault plan `plan` (`None`: the library reads `ONBOARD_SIM_FAULTS` itself) and zeroes the
-    /// cards' counters, as the dispatcher does on the simulated platform. Returns `Ok(false)`
-    /// without doing anything where the library has no such extension (real CANN).
-    pub fn start_sim_run(&self, cards: &[DeviceId], plan: Option<&str>) -> Result<bool, ExtensionError> {
-        const SYMBOL: &str = "cgSimStartRun";
-        let Some(f) = self.syms.cgSimStartRun(&self.libs) else {
-            return Ok(false);
-        };
-        let invalid = ExtensionError {
-            symbol: SYMBOL,
-            code: codes::INVALID_PARAM,
-        };
-        let n = u32::try_from(cards.len()).map_err(|_| invalid)?;
-        let plan = plan
-            .map(|p| std::ffi::CString::new(p).map_err(|_| invalid))
-            .transpose()?;
-        let plan_ptr = plan.as_ref().map_or(ptr::null(), |p| p.as_ptr());
-        // SAFETY: `cards` holds `n` ids and `plan_ptr` is null or a NUL-terminated string, both
-        // alive for the call.
-        let rc = unsafe { f(cards.as_ptr(), n, plan_ptr) };
-        if rc == ACL_SUCCESS {
-            Ok(true)
-        } else {
-            Err(ExtensionError {
-                symbol: SYMBOL,
-                code: Code::acl(rc),
-            })
-        }
-    }
 }
 
 impl AclDriver {
@@ -237,33 +207,6 @@ impl AclDriver {
         // SAFETY: non-null, NUL-terminated, and read before any other runtime call of this thread.
         let text = unsafe { std::ffi::CStr::from_ptr(text) }.to_string_lossy();
         e.with_runtime_message(&text)
-    }
-}
-
-/// The V1 op-execute timeout (whole seconds) for `us`: rounded up, never 0 (the default).
-fn v1_seconds(us: u64) -> u32 {
-    u32::try_from(us.div_ceil(1_000_000).max(1)).unwrap_or(u32::MAX)
-}
-
-/// A card number as CANN's `int32_t` device id.
-fn device_i32(call: DriverCall, device: DeviceId) -> DriverResult<i32> {
-    i32::try_from(device).map_err(|_| DriverError::new(call, codes::INVALID_DEVICEID))
-}
-
-/// A timeout in milliseconds as CANN's `int32_t` (never -1, "forever").
-fn timeout_i32(ms: u32) -> i32 {
-    i32::try_from(ms).unwrap_or(i32::MAX)
-}
-
-fn as_ptr(raw: u64) -> *mut c_void {
-    raw as usize as *mut c_void
-}
-
-fn arg_role(arg: &KernelArg) -> (u8, u64) {
-    match *arg {
-        KernelArg::Input(p) => (CG_ARG_INPUT as u8, p.0),
-        KernelArg::Output(p) => (CG_ARG_OUTPUT as u8, p.0),
-        KernelArg::Scalar(v) => (CG_ARG_SCALAR as u8, v),
     }
 }
 
@@ -341,6 +284,68 @@ impl Driver for AclDriver {
         // SAFETY: `stream` is a valid, writable out-pointer for the call.
         self.acl(call, unsafe { f(&mut stream) })?;
         Ok(Stream(stream as usize as u64))
+    }
+
+    fn set_stream_failure_mode(&self, stream: Stream, mode: StreamFailureMode) -> DriverResult<()> {
+        let call = DriverCall::SetStreamFailureMode;
+        let f = sym!(self, aclrtSetStreamFailureMode, call);
+        // SAFETY: the handle came from aclrtCreateStream; the mode is a value acl_rt.h defines.
+        self.acl(call, unsafe { f(as_ptr(stream.0), mode.raw()) })
+    }
+
+    fn destroy_stream_force(&self, stream: Stream) -> DriverResult<()> {
+        let call = DriverCall::DestroyStreamForce;
+        let Some(f) = self.syms.aclrtDestroyStreamForce(&self.libs) else {
+            // A library without it: the plain destroy (which waits for unfinished work).
+            return self.destroy_stream(stream);
+        };
+        // SAFETY: the handle came from aclrtCreateStream; the runtime validates it.
+        self.acl(call, unsafe { f(as_ptr(stream.0)) })
+    }
+
+    fn sdma_copy(
+        &self,
+        stream: Stream,
+        dst: DevicePtr,
+        src: DevicePtr,
+        bytes: usize,
+        origin: SdmaOrigin,
+    ) -> DriverResult<()> {
+        let call = DriverCall::SdmaCopy;
+        let f = sym!(self, aclrtMemcpyAsync, call);
+        if let Some(info) = self.syms.cgSimSetLaunchInfo(&self.libs) {
+            let o = match origin {
+                SdmaOrigin::Case => CG_LAUNCH_ORIGIN_SDMA_CASE,
+                SdmaOrigin::Warmup => CG_LAUNCH_ORIGIN_SDMA_WARMUP,
+                SdmaOrigin::Probe => CG_LAUNCH_ORIGIN_SDMA_PROBE,
+            };
+            // SAFETY: no argument roles (null with 0).
+            self.acl(call, unsafe { info(o, ptr::null(), 0) })?;
+        }
+        // SAFETY: both addresses are device allocations the runtime checks (destMax is the
+        // caller's size); the stream came from aclrtCreateStream.
+        let rc = unsafe {
+            f(
+                as_ptr(dst.0),
+                bytes,
+                as_ptr(src.0),
+                bytes,
+                ACL_MEMCPY_DEVICE_TO_DEVICE,
+                as_ptr(stream.0),
+            )
+        };
+        self.acl(call, rc)
+    }
+
+    fn finalize(&self) -> DriverResult<()> {
+        let call = DriverCall::Finalize;
+        let f = sym!(self, aclFinalize, call);
+        // SAFETY: takes nothing.
+        self.acl(call, unsafe { f() })
+    }
+
+    fn applied_op_execute_us(&self, requested_us: u64) -> u64 {
+        AclDriver::applied_op_execute_us(self, requested_us)
     }
 
     fn destroy_stream(&self, stream: Stream) -> DriverResult<()> {

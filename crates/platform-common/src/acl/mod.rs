@@ -8,7 +8,9 @@
 //! - `library`: opening the libraries with `libloading` and looking a symbol up across all of them.
 //! - `symbols`: one lazily filled `OnceLock` per symbol; an absent symbol is `None`, never a panic.
 //! - `result`: raw `aclError` / `rtError_t` / `drvError_t` to typed [`crate::DriverError`].
+//! - `convert`: the driver's arguments as their C types (ids, timeouts, handles, roles).
 //! - [`driver`]: [`AclDriver`], one small `unsafe` block per C call.
+//! - `sim_run`: the `cgSimStartRun` extension (a simulated run's fault plan and counters).
 //! - [`error`]: [`AclLoadError`], what was searched or which symbol is absent.
 //! - `introspect` (with feature `sim`): the simulator's counters and sticky error through
 //!   `libsim_acl.so`'s extensions, for tests.
@@ -21,6 +23,7 @@ pub mod aicpu_args;
 #[rustfmt::skip]
 pub mod bindings;
 pub mod config;
+mod convert;
 pub mod driver;
 pub mod error;
 #[cfg(feature = "sim")]
@@ -28,6 +31,7 @@ mod introspect;
 mod library;
 mod names;
 mod result;
+mod sim_run;
 mod symbols;
 
 pub use config::{AclConfig, LibrarySource};

@@ -30,7 +30,7 @@ macro_rules! symbol_table {
 
         /// Symbols the driver calls only where they resolve, each with its fallback: the op-execute
         /// timeout in microseconds (V1, in seconds, without it), the version calls (the version
-        /// is then unknown), and cardguard's `cgSim*` extensions (skipped).
+        /// is then unknown), the forced stream destroy (the plain destroy), and cardguard's `cgSim*` extensions (skipped).
         pub const OPTIONAL_SYMBOLS: &[&str] = &[$(stringify!($opt)),*];
 
         // The introspection extensions are read only with the simulator compiled in.
@@ -84,6 +84,9 @@ symbol_table! {
         aclrtSetOpExecuteTimeOut: PFN_aclrtSetOpExecuteTimeOut,
         aclrtCreateStream: PFN_aclrtCreateStream,
         aclrtDestroyStream: PFN_aclrtDestroyStream,
+        aclrtSetStreamFailureMode: PFN_aclrtSetStreamFailureMode,
+        aclFinalize: PFN_aclFinalize,
+        aclrtMemcpyAsync: PFN_aclrtMemcpyAsync,
         aclrtSynchronizeStreamWithTimeout: PFN_aclrtSynchronizeStreamWithTimeout,
         aclrtSynchronizeDeviceWithTimeout: PFN_aclrtSynchronizeDeviceWithTimeout,
         aclrtMalloc: PFN_aclrtMalloc,
@@ -104,6 +107,8 @@ symbol_table! {
         aclrtGetVersion: PFN_aclrtGetVersion,
         // The runtime's words for the last failure of this thread; absent: no message.
         aclGetRecentErrMsg: PFN_aclGetRecentErrMsg,
+        // Dropping a stream without waiting for its work; absent: the plain destroy.
+        aclrtDestroyStreamForce: PFN_aclrtDestroyStreamForce,
         cgSimSetLaunchInfo: PFN_cgSimSetLaunchInfo,
         cgSimStartRun: PFN_cgSimStartRun,
         cgSimGetStats: PFN_cgSimGetStats,

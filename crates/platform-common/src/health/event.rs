@@ -53,6 +53,16 @@ pub enum HealthEventKind {
         #[serde(rename = "attempt")]
         attempts: u32,
     },
+    /// Before the one force-reset attempt of an SDMA-provisioned card, the runner waited the
+    /// handoff window `max(10 s, applied op-execute timeout + 5 s)` (a sim scale on the
+    /// simulator): the CP-process streams have no retirement fence (hw-native-sys/simpler
+    /// `device_runner.cpp`, `finalize`; #1664).
+    SdmaHandoffWait {
+        /// How long it waited.
+        wait_ms: u64,
+        /// The applied op-execute timeout it was computed from.
+        op_execute_ms: u64,
+    },
     /// No attempt confirmed: the card stays unusable in this process.
     ResetFailed {
         /// Attempts made (the number of the last one; serialised as `attempt`).
@@ -113,6 +123,7 @@ impl HealthEvent {
             HealthEventKind::Probe { .. } => "probe",
             HealthEventKind::Recovered { .. } => "recovered",
             HealthEventKind::ResetFailed { .. } => "reset_failed",
+            HealthEventKind::SdmaHandoffWait { .. } => "sdma_handoff_wait",
         }
     }
 }

@@ -192,6 +192,31 @@ impl Health {
         Ok(())
     }
 
+    /// An SDMA-provisioned unusable card waited `wait` (from the applied op-execute timeout
+    /// `op_execute`) before its force reset. Emits `sdma_handoff_wait`; the state is unchanged.
+    pub fn sdma_handoff_wait(
+        &mut self,
+        wait: Duration,
+        op_execute: Duration,
+    ) -> Result<(), IllegalTransition> {
+        self.require(self.state == HealthState::Unusable, "sdma_handoff_wait")?;
+        let wait_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX);
+        let op_execute_ms = u64::try_from(op_execute.as_millis()).unwrap_or(u64::MAX);
+        let detail = format!(
+            "card {} provisioned SDMA: waited {wait_ms} ms (max of the floor and op-execute {op_execute_ms} ms + margin) \
+             before its one force reset, as its CP-process streams have no retirement fence",
+            self.device
+        );
+        self.emit(self.event(
+            HealthEventKind::SdmaHandoffWait {
+                wait_ms,
+                op_execute_ms,
+            },
+            detail,
+        ));
+        Ok(())
+    }
+
     /// `unusable -> resetting`: finalize starts the force-reset attempts. Emits nothing.
     pub fn begin_reset(&mut self) -> Result<(), IllegalTransition> {
         self.require(self.state == HealthState::Unusable, "begin_reset")?;

@@ -172,6 +172,10 @@ impl<R: ArchRegisters> DeviceRunner for ArchRunner<R> {
         self.base.read_buffer(id, offset, len)
     }
 
+    fn sdma_copy(&mut self, dst: BufferId, src: BufferId, bytes: usize) -> Result<(), RunError> {
+        self.base.sdma_copy(dst, src, bytes)
+    }
+
     fn health_check(&mut self) -> Result<(), RunError> {
         self.base.health_check()
     }

@@ -1,7 +1,8 @@
 //! `DeviceRunnerBase`: the half of a device runner both arches share.
 //!
-//! It owns the card's stream pair (AICPU, AICore), the device memory a run allocates, the kernel
-//! registry, the runner's [`Health`], and init. The run pipeline, the fail-fast chain and finalize
+//! It owns the card's stream pair (AICPU, AICore; both stop-on-failure), the SDMA set of a runner
+//! created with the SDMA option (provisioned and warmed up at init), the device memory a run
+//! allocates, the kernel registry, the runner's [`Health`], and init. The run pipeline, the fail-fast chain and finalize
 //! are in their own files of this module. It never maps registers (the arch runners do: a5 per
 //! run, a2a3 at init) and never reads the environment.
 
@@ -19,6 +20,7 @@ use crate::timeouts::TimeoutProfile;
 use super::buffers::Buffers;
 use super::config::RunnerConfig;
 use super::errors::{InitError, RunError, UsageError};
+use super::sdma::{create_run_stream, SdmaSet};
 
 /// The two streams of a runner: the AICPU scheduler's and the AICore kernels'.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,6 +52,8 @@ pub struct DeviceRunnerBase {
     pub(super) facts: ArchFacts,
     pub(super) cfg: RunnerConfig,
     pub(super) streams: StreamPair,
+    /// The SDMA stream and buffers of a runner created with the SDMA option.
+    pub(super) sdma: Option<SdmaSet>,
     /// Device memory currently allocated by this runner (freed at the end of each healthy run;
     /// abandoned on a faulted card).
     pub(super) allocations: Vec<DevicePtr>,
@@ -106,19 +110,34 @@ impl DeviceRunnerBase {
             tracing::warn!(device, %arch, error = %e, "op-execute timeout not set (continuing, as on hardware)");
             logged.push(e);
         }
-        let aicpu = match driver.create_stream() {
+        let aicpu = match create_run_stream(driver.as_ref()) {
             Ok(s) => s,
             Err(e) => {
                 release_partial_init(driver.as_ref(), device, &[]);
                 return Err(fail(e, logged));
             }
         };
-        let aicore = match driver.create_stream() {
+        let aicore = match create_run_stream(driver.as_ref()) {
             Ok(s) => s,
             Err(e) => {
                 release_partial_init(driver.as_ref(), device, &[aicpu]);
                 return Err(fail(e, logged));
             }
+        };
+        // SDMA is provisioned at init, warm-up included: a warm-up that faults the card fails
+        // the init, as upstream (hw-native-sys/simpler device_runner_base.cpp,
+        // provision_dma_workspace; #1896, #2088).
+        let sdma = if cfg.sdma {
+            match SdmaSet::provision(driver.as_ref(), &cfg.timeouts) {
+                Ok(set) => Some(set),
+                Err(e) => {
+                    tracing::warn!(device, %arch, error = %e, "SDMA warm-up failed: the init fails");
+                    release_partial_init(driver.as_ref(), device, &[aicpu, aicore]);
+                    return Err(fail(e, logged));
+                }
+            }
+        } else {
+            None
         };
         let health = Health::new(device, arch, cfg.events.clone());
         tracing::debug!(device, %arch, "runner initialised");
@@ -127,6 +146,7 @@ impl DeviceRunnerBase {
             facts,
             cfg,
             streams: StreamPair { aicpu, aicore },
+            sdma,
             allocations: Vec::new(),
             buffers: Buffers::new(),
             kernels: HashMap::new(),
@@ -141,11 +161,9 @@ impl DeviceRunnerBase {
     /// typed init error is returned.
     pub fn abort_init(mut self, error: DriverError) -> InitError {
         self.finished = true;
-        release_partial_init(
-            self.driver.as_ref(),
-            self.cfg.device,
-            &[self.streams.aicpu, self.streams.aicore],
-        );
+        let mut streams = vec![self.streams.aicpu, self.streams.aicore];
+        streams.extend(self.sdma.map(|s| s.stream));
+        release_partial_init(self.driver.as_ref(), self.cfg.device, &streams);
         tracing::warn!(device = self.cfg.device, arch = %self.facts.arch, %error, "runner init failed");
         InitError::Driver {
             device: self.cfg.device,
@@ -183,6 +201,11 @@ impl DeviceRunnerBase {
     /// The stream pair.
     pub fn streams(&self) -> StreamPair {
         self.streams
+    }
+
+    /// The SDMA stream and buffers, for a runner created with the SDMA option.
+    pub fn sdma(&self) -> Option<SdmaSet> {
+        self.sdma
     }
 
     /// The health state.

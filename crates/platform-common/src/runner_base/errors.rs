@@ -167,6 +167,9 @@ pub enum UsageError {
     /// An allocation of zero bytes.
     #[error("a device buffer needs at least 1 byte")]
     EmptyAllocation,
+    /// An SDMA copy on a runner created without the SDMA option.
+    #[error("an SDMA copy needs a worker created with the SDMA option (class or case setting `sdma`)")]
+    NoSdma,
     /// A buffer handle of another runner: one that was closed (or rebuilt after a fault), or
     /// another card's. Nothing was sent to the device.
     #[error(

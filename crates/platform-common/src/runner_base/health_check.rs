@@ -5,12 +5,13 @@
 //! The check is the post-reset probe's work done in place, with no reset and no new context:
 //! create and destroy a stream, allocate and free [`PROBE_ALLOC_BYTES`], and, when a probe kernel
 //! is configured (the `noop` on the simulator), run it once on the runner's stream pair with
-//! [`LaunchOrigin::Internal`] (registered once per runner). It is admitted by the guard like a
+//! [`LaunchOrigin::Internal`] (registered once per runner), and for a runner created with the SDMA
+//! option the SDMA probe on its own SDMA set (a 64-byte copy). It is admitted by the guard like a
 //! run, and a driver error goes through the fail-fast chain: a failed check marks the runner
 //! unusable. This file never resets the card (finalize does) and never decides who is blamed
 //! (the lane does).
 
-use crate::driver::{AicpuTask, KernelArg, LaunchOrigin};
+use crate::driver::{AicpuTask, KernelArg, LaunchOrigin, SdmaOrigin};
 use crate::error::DriverError;
 
 use super::base::DeviceRunnerBase;
@@ -36,7 +37,7 @@ impl DeviceRunnerBase {
         let ptr = driver.malloc(PROBE_ALLOC_BYTES)?;
         driver.free(ptr)?;
         let Some(blob) = self.cfg.probe_kernel.as_ref() else {
-            return Ok(());
+            return self.check_sdma();
         };
         let handle = match self.health_kernel {
             Some(h) => h,
@@ -58,6 +59,16 @@ impl DeviceRunnerBase {
         )?;
         let ms = self.cfg.timeouts.stream_sync_ms();
         driver.synchronize_stream_with_timeout(streams.aicpu, ms)?;
-        driver.synchronize_stream_with_timeout(streams.aicore, ms)
+        driver.synchronize_stream_with_timeout(streams.aicore, ms)?;
+        self.check_sdma()
+    }
+
+    /// The SDMA probe on the runner's own SDMA set, when it has one (a compute-only check passes
+    /// a card whose SDMA engine is wedged: hw-native-sys/pypto-lib #1240).
+    fn check_sdma(&self) -> Result<(), DriverError> {
+        match self.sdma {
+            Some(set) => set.copy(self.driver.as_ref(), SdmaOrigin::Probe, &self.cfg.timeouts),
+            None => Ok(()),
+        }
     }
 }

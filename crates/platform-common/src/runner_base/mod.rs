@@ -9,6 +9,8 @@
 //! - `fail_fast`: step 1 of the chain: the guard and `recover_device_or_mark_unusable`.
 //! - `teardown`: `finalize_common` (healthy) and the fatal teardown (abandon handles).
 //! - `reset` and `probe`: step 2: force-reset attempts, each checked by a probe.
+//! - `sdma`: stop-on-failure streams, the SDMA set (provisioned and warmed up at init), the SDMA
+//!   probe; `sdma_copy`: a case's SDMA copy on the runner's SDMA set.
 //! - `health_check`: the post-case health check (the probe's work in place, behind the guard).
 //! - `finalize`: which teardown, the lease check, the report.
 //! - `runner`: the `DeviceRunner` trait the runner crate sees.
@@ -40,6 +42,8 @@ mod raw_worker;
 mod request;
 mod reset;
 mod runner;
+mod sdma;
+mod sdma_copy;
 mod teardown;
 
 pub use arch_entry::{ArchEntry, RunnerFactory};
@@ -54,4 +58,5 @@ pub use raw_worker::{RawWorker, RawWorkerOpener};
 pub use request::{RunArg, RunOutput, RunRequest};
 pub use reset::{ProbeResult, ResetAttempt, ResetFailed, ResetReport};
 pub use runner::DeviceRunner;
+pub use sdma::{create_run_stream, sdma_probe, SdmaSet};
 pub use teardown::Abandoned;

@@ -3,7 +3,8 @@
 //! Up to [`super::RunnerConfig::max_reset_attempts`] attempts (3, or 1 for an SDMA runner), each:
 //! `aclrtSetDevice` (the card made current on the calling thread, as the seed's
 //! `force_reset_device` did), a drain whose result is ignored, `aclrtResetDeviceForce` with the
-//! card's lease, then, when the reset returned 0, the post-reset probe. The drain is bounded by
+//! card's lease, then, when the reset returned 0, the post-reset probe (with the SDMA probe for an
+//! SDMA runner). The drain is bounded by
 //! [`super::RunnerConfig::pre_reset_drain`], not by the stream-sync timeout, so all attempts'
 //! drains together stay below one stream-sync timeout on a faulted real card. The first confirmed
 //! probe ends the loop and is the only way to clear the unusable flag. Every attempt's rc, probe
@@ -141,6 +142,8 @@ pub(super) struct ResetPlan<'a> {
     pub(super) timeouts: &'a Timeouts,
     /// The bound of each attempt's ignored drain ([`super::RunnerConfig::pre_reset_drain`]).
     pub(super) drain_bound: Duration,
+    /// The runner provisioned SDMA: the post-reset probe runs the SDMA probe too.
+    pub(super) sdma: bool,
 }
 
 /// Runs the attempts on `plan.device` with `lease` (already checked to be that card's), moving
@@ -172,7 +175,7 @@ pub(super) fn force_reset_until_confirmed(
         let reset_error = driver.reset_device_force(lease).err();
         let probe = match reset_error {
             Some(_) => ProbeResult::NotRun,
-            None => match probe_card(driver, device, plan.probe_kernel, plan.timeouts) {
+            None => match probe_card(driver, device, plan.probe_kernel, plan.timeouts, plan.sdma) {
                 Ok(()) => ProbeResult::Confirmed,
                 Err(e) => ProbeResult::Failed(e),
             },

@@ -30,6 +30,7 @@ use super::request::{RunOutput, RunRequest};
 ///   (freed, or a closed runner's) is [`RunError::Usage`] with no driver call, and a driver error
 ///   marks the runner unusable. A buffer passes to runs as [`RunArg::BufferIn`] /
 ///   [`RunArg::BufferOut`](super::RunArg) and stays allocated until freed or finalize.
+/// - [`DeviceRunner::sdma_copy`] (a runner created with the SDMA option) follows the same rules.
 /// - [`DeviceRunner::health_check`] follows the same rules as a run: a failed check marks the
 ///   runner unusable.
 /// - [`DeviceRunner::finalize`] ends the runner. It needs the card's lease; on an unusable
@@ -61,6 +62,12 @@ pub trait DeviceRunner: Send + fmt::Debug {
 
     /// Copies `len` bytes of buffer `id` from byte `offset` on back to the host.
     fn read_buffer(&mut self, id: BufferId, offset: usize, len: usize) -> Result<Vec<u8>, RunError>;
+
+    /// A device-to-device SDMA copy of `bytes` bytes from buffer `src` to buffer `dst` (both at
+    /// offset 0), synced; only on a runner created with the SDMA option
+    /// ([`super::UsageError::NoSdma`] otherwise). The same rules as a run: a driver error marks
+    /// the runner unusable.
+    fn sdma_copy(&mut self, dst: BufferId, src: BufferId, bytes: usize) -> Result<(), RunError>;
 
     /// The post-case health check of the card, in place: a stream, a 64-byte allocation and,
     /// when a probe kernel is configured, one internal launch of it. Admitted by the guard (an

@@ -29,7 +29,7 @@ pub struct Abandoned {
 }
 
 impl DeviceRunnerBase {
-    /// Healthy teardown: make the card current, destroy both streams (no pre-destroy sync), free
+    /// Healthy teardown: make the card current, destroy the streams (no pre-destroy sync), free
     /// what is still allocated, soft-reset the device. Errors are logged and returned; the
     /// teardown goes on.
     pub(super) fn finalize_common(&mut self) -> Vec<DriverError> {
@@ -41,7 +41,18 @@ impl DeviceRunnerBase {
             tracing::warn!(device, error = %e, "card not made current at finalize");
             errors.push(e);
         }
-        for stream in [self.streams.aicore, self.streams.aicpu] {
+        let sdma = self.sdma.take();
+        for ptr in sdma.iter().flat_map(|s| s.buffers) {
+            if let Err(e) = driver.free(ptr) {
+                tracing::warn!(device, error = %e, "SDMA buffer not freed at finalize");
+                errors.push(e);
+            }
+        }
+        let sdma_stream = sdma.map(|s| s.stream);
+        for stream in [self.streams.aicore, self.streams.aicpu]
+            .into_iter()
+            .chain(sdma_stream)
+        {
             if let Err(e) = driver.destroy_stream(stream) {
                 tracing::warn!(device, error = %e, "stream not destroyed at finalize");
                 errors.push(e);
@@ -66,9 +77,12 @@ impl DeviceRunnerBase {
     /// Fatal teardown of a faulted runner: forget every handle without a driver call.
     pub(super) fn fatal_teardown(&mut self) -> Abandoned {
         self.finished = true;
+        let sdma = self.sdma.take();
         let abandoned = Abandoned {
-            streams: 2,
-            allocations: std::mem::take(&mut self.allocations).len() + self.buffers.drain().len(),
+            streams: 2 + usize::from(sdma.is_some()),
+            allocations: std::mem::take(&mut self.allocations).len()
+                + self.buffers.drain().len()
+                + sdma.map_or(0, |s| s.buffers.len()),
             kernels: std::mem::take(&mut self.kernels).len(),
         };
         tracing::info!(

@@ -145,6 +145,22 @@ impl OpControl {
         self.flags().stalled_since.is_some()
     }
 
+    /// An op of one block that never finishes: it counts as stalled from now until the stream is
+    /// torn down (a wedged SDMA copy on a stream that continues on failure).
+    pub(crate) fn stall_until_cancelled(&self, notify: StallNotify<'_>) {
+        let mut f = self.flags();
+        f.waiting += 1;
+        let changed = f.restall();
+        drop(f);
+        if changed {
+            notify();
+        }
+        let mut f = self.flags();
+        while !f.cancelled {
+            f = self.cv.wait(f).unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+
     /// A block returned (or never started).
     fn block_done(&self, notify: StallNotify<'_>) {
         let mut f = self.flags();

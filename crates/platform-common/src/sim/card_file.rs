@@ -33,6 +33,29 @@ pub struct CardCounters {
     /// Force resets that returned 0, each followed by a post-reset probe (the K of `probe_fail`).
     #[serde(default)]
     pub post_reset_probes: u64,
+    /// Case SDMA copies (the K of `sdma_fault`).
+    #[serde(default)]
+    pub sdma_copies: u64,
+    /// SDMA warm-ups (the copy a worker makes at init).
+    #[serde(default)]
+    pub sdma_warmups: u64,
+    /// Calls that blocked for the remote-event timeout on a wedged SDMA engine (force resets
+    /// before the handoff window, `aclFinalize` after one).
+    #[serde(default)]
+    pub remote_event_waits: u64,
+}
+
+/// The card's SDMA engine is wedged: an SDMA fault happened and no force reset after the handoff
+/// window has cleared it yet. Every SDMA copy on the card fails while it lasts, in any process;
+/// compute is untouched in a context the fault did not poison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SdmaWedge {
+    /// When the fault happened, in milliseconds since the Unix epoch.
+    pub unix_ms: u64,
+    /// Whether the host observed the fault before the device went down: the faulting copy's
+    /// stream stops on failure, so its next sync reports it (507015). An unobserved fault makes
+    /// every force reset block for the remote-event timeout, whenever it comes.
+    pub observed: bool,
 }
 
 /// Everything a card file records.
@@ -50,6 +73,9 @@ pub struct CardState {
     /// The run's counters.
     #[serde(default)]
     pub counters: CardCounters,
+    /// The SDMA engine's wedge, while it lasts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sdma_wedge: Option<SdmaWedge>,
 }
 
 impl CardState {
@@ -110,6 +136,11 @@ impl CardState {
                     Fault::ProbeFail { .. } => {
                         (c.post_reset_probes == 0).then(|| "the card had no post-reset probe".to_owned())
                     }
+                    Fault::SdmaFault { .. } => (!self.fired.contains(&i))
+                        .then(|| format!("the card made {} case SDMA copies", c.sdma_copies)),
+                    Fault::SdmaWarmupFault => {
+                        (!self.fired.contains(&i)).then(|| "the card had no SDMA warm-up".to_owned())
+                    }
                     _ => None,
                 };
                 why.map(|w| (i, w))
@@ -133,6 +164,40 @@ impl CardState {
                 (k, Some(f))
             }
             None => (k, None),
+        }
+    }
+}
+
+impl CardState {
+    /// Counts one SDMA copy of `origin` and says whether the plan faults it (an `sdma_fault@K` at
+    /// this case copy, or the run's `sdma_warmup_fault` at a warm-up), marking the rule fired.
+    /// Probe copies are not counted and never fault by plan.
+    pub fn count_sdma_copy(&mut self, origin: crate::driver::SdmaOrigin) -> bool {
+        use crate::driver::SdmaOrigin;
+        let hit = match origin {
+            SdmaOrigin::Case => {
+                self.counters.sdma_copies += 1;
+                let k = self.counters.sdma_copies;
+                self.faults
+                    .iter()
+                    .enumerate()
+                    .position(|(i, f)| f.sdma_copy_number() == Some(k) && !self.fired.contains(&i))
+            }
+            SdmaOrigin::Warmup => {
+                self.counters.sdma_warmups += 1;
+                self.faults
+                    .iter()
+                    .enumerate()
+                    .position(|(i, f)| *f == Fault::SdmaWarmupFault && !self.fired.contains(&i))
+            }
+            SdmaOrigin::Probe => None,
+        };
+        match hit {
+            Some(i) => {
+                self.fired.push(i);
+                true
+            }
+            None => false,
         }
     }
 }
@@ -231,7 +296,7 @@ pub fn card_state(cfg: &SimConfig, card: DeviceId) -> Result<CardState, SimError
 }
 
 /// Starts a run on `cards`: installs `plan`'s faults for each of them and zeroes their counters and
-/// fired marks. The reset generation is kept (contexts of earlier processes stay stale). Temp files
+/// fired marks, and clears an SDMA wedge an earlier run left. The reset generation is kept (contexts of earlier processes stay stale). Temp files
 /// that writers killed mid-rewrite left beside the card files are removed.
 pub fn start_run(cfg: &SimConfig, cards: &[DeviceId], plan: &FaultPlan) -> Result<(), SimError> {
     plan.check_cards(cfg.cards)?;
@@ -246,6 +311,7 @@ pub fn start_run(cfg: &SimConfig, cards: &[DeviceId], plan: &FaultPlan) -> Resul
             s.faults = faults;
             s.fired.clear();
             s.counters = CardCounters::default();
+            s.sdma_wedge = None;
         })?;
         tracing::debug!(card, plan = %plan, "sim run started");
     }

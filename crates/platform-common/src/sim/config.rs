@@ -4,6 +4,7 @@
 //! This file owns [`SimConfig`] and its defaults from the environment. It never touches a card.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use super::error::SimError;
 use crate::arch::ArchFacts;
@@ -41,6 +42,10 @@ pub struct SimConfig {
     /// Bytes of device memory each card has; an `aclrtMalloc` beyond what is left fails with
     /// 207001 (`ACL_ERROR_RT_MEMORY_ALLOCATION`).
     pub card_memory: u64,
+    /// How long a force reset that walks a wedged SDMA engine's CP-process streams blocks (the
+    /// remote-event timeout: 300 s on real cards, [`crate::sdma::SIM_REMOTE_EVENT_TIMEOUT`] by
+    /// default here), and `aclFinalize` after such a reset.
+    pub sdma_remote_event: Duration,
     /// The lease lock dir of these cards, when set explicitly ([`ENV_LOCK_DIR`]); `None`: with
     /// the sim root ([`SimConfig::lease_config`]).
     pub lock_dir: Option<PathBuf>,
@@ -56,8 +61,15 @@ impl SimConfig {
             timeouts: Timeouts::defaults(TimeoutProfile::Sim),
             core_mask: None,
             card_memory: DEFAULT_CARD_MEMORY,
+            sdma_remote_event: crate::sdma::SIM_REMOTE_EVENT_TIMEOUT,
             lock_dir: None,
         }
+    }
+
+    /// The same settings with this remote-event timeout (see [`Self::sdma_remote_event`]).
+    pub fn with_sdma_remote_event(mut self, timeout: Duration) -> Self {
+        self.sdma_remote_event = timeout;
+        self
     }
 
     /// The same settings with `cards` cards.
@@ -132,6 +144,7 @@ impl SimConfig {
             timeouts: Timeouts::from_env(TimeoutProfile::Sim)?,
             core_mask: None,
             card_memory: DEFAULT_CARD_MEMORY,
+            sdma_remote_event: crate::sdma::SIM_REMOTE_EVENT_TIMEOUT,
             lock_dir,
         })
     }

@@ -14,7 +14,7 @@ use std::time::Duration;
 use super::card_file::{CardFile, CardState};
 use super::memory::{DeviceBuffer, Memory};
 use super::stream::{StickyCell, StreamShared};
-use crate::driver::{DeviceId, DriverCall, DriverResult, Stream};
+use crate::driver::{DeviceId, DriverCall, DriverResult, Stream, StreamFailureMode};
 use crate::error::{codes, Code, DriverError};
 use crate::kernel::KernelBlob;
 
@@ -45,13 +45,17 @@ pub fn sticky_code(call: DriverCall) -> Option<Code> {
         | DriverCall::MemcpyToDevice
         | DriverCall::MemcpyToHost
         | DriverCall::LaunchAicore
-        | DriverCall::LaunchAicpu => Some(codes::RT_DRV_INTERNAL_ERROR),
+        | DriverCall::LaunchAicpu
+        | DriverCall::SdmaCopy => Some(codes::RT_DRV_INTERNAL_ERROR),
         DriverCall::HalResMap | DriverCall::HalMemCtl => Some(codes::HAL_NO_PROCESS),
         DriverCall::Init
         | DriverCall::SetDevice
         | DriverCall::ResetDevice
         | DriverCall::ResetDeviceForce
         | DriverCall::DestroyStream
+        | DriverCall::DestroyStreamForce
+        | DriverCall::SetStreamFailureMode
+        | DriverCall::Finalize
         | DriverCall::SynchronizeStreamWithTimeout
         | DriverCall::SynchronizeDeviceWithTimeout
         | DriverCall::Free => None,
@@ -71,6 +75,7 @@ pub fn starts_work(call: DriverCall) -> bool {
             | DriverCall::Malloc
             | DriverCall::RegisterKernel
             | DriverCall::LaunchAicore
+            | DriverCall::SdmaCopy
             | DriverCall::HalResMap
             | DriverCall::HalMemCtl
     )
@@ -98,6 +103,10 @@ pub(crate) struct Context {
     pub(crate) op_timeout: Duration,
     /// A reset tore the context down since its last init: the next set-device is an init again.
     pub(crate) torn_down: bool,
+    /// The CP-process streams the context's SDMA provisioning holds (0: none yet; see `sdma.rs`).
+    pub(crate) cp_streams: u32,
+    /// Each stream's failure mode, once set (a stream without an entry continues on failure).
+    pub(crate) stream_modes: HashMap<u64, StreamFailureMode>,
 }
 
 impl Context {
@@ -124,6 +133,8 @@ impl Context {
             kernels: HashMap::new(),
             op_timeout,
             torn_down: false,
+            cp_streams: 0,
+            stream_modes: HashMap::new(),
         })
     }
 
@@ -216,6 +227,8 @@ impl Context {
             "sim context torn down"
         );
         self.streams.clear();
+        self.stream_modes.clear();
+        self.cp_streams = 0;
         self.memory.clear();
         self.kernels.clear();
     }

@@ -12,6 +12,8 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::ThreadId;
+
+pub use super::current::CurrentDevice;
 use std::time::Duration;
 
 use super::aicore::{AicoreOp, OpMode};
@@ -22,12 +24,11 @@ use super::host_faults::{crash_now, sim_stall_forever};
 use super::launch::{count_launch, fate, resolve_args, Fate};
 use super::memory::DeviceBuffer;
 use super::plan::Fault;
-use super::reset::{decide, ResetVerdict};
 use super::stats::{SimStats, StatCounters};
 use super::stream::{Op, StreamShared, SyncOutcome};
 use crate::driver::{
     AicpuTask, DeviceId, DevicePtr, Driver, DriverCall, DriverInfo, DriverKind, DriverResult, KernelArg,
-    KernelHandle, LaunchOrigin, RegisterWindow, Stream,
+    KernelHandle, LaunchOrigin, RegisterWindow, SdmaOrigin, Stream, StreamFailureMode,
 };
 use crate::error::{codes, Code, DriverError};
 use crate::kernel::KernelBlob;
@@ -39,38 +40,17 @@ const REGISTRATION_BYTES: usize = 4096;
 /// Where the simulated register windows start (a fake address, never dereferenced).
 const REGISTER_BASE: u64 = 0x7a00_0000_0000;
 
-/// Whose current device [`Driver::set_device`] selects.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum CurrentDevice {
-    /// One per `SimDriver` value, whichever thread calls (the in-process simulator).
-    #[default]
-    PerValue,
-    /// One per calling thread, as CANN keeps it (`aclrtSetDevice`): for a value that serves every
-    /// thread of a process (`libsim_acl.so`). A thread that never selected a device has none.
-    PerThread,
-}
-
-impl CurrentDevice {
-    /// The key of the calling thread's current device.
-    fn key(self) -> Option<ThreadId> {
-        match self {
-            Self::PerValue => None,
-            Self::PerThread => Some(std::thread::current().id()),
-        }
-    }
-}
-
 /// One process's view of the simulated cards. See the module docs; the card rules are in DESIGN
 /// section 4. Create one per simulated process: two values in one process behave as two processes.
 /// Its current device is kept per value unless built [`SimDriver::with_current_device`]
 /// [`CurrentDevice::PerThread`].
 #[derive(Debug)]
 pub struct SimDriver {
-    cfg: SimConfig,
-    inner: Mutex<Inner>,
-    stats: Arc<StatCounters>,
+    pub(super) cfg: SimConfig,
+    pub(super) inner: Mutex<Inner>,
+    pub(super) stats: Arc<StatCounters>,
     next_handle: AtomicU64,
-    initialized: AtomicBool,
+    pub(super) initialized: AtomicBool,
     scope: CurrentDevice,
     /// The process's `ASCEND_RT_VISIBLE_DEVICES`: ACL calls take logical ids, HAL calls, card
     /// files and contexts the physical ones.
@@ -78,13 +58,13 @@ pub struct SimDriver {
 }
 
 #[derive(Debug, Default)]
-struct Inner {
+pub(super) struct Inner {
     /// The current device (physical), per [`CurrentDevice::key`].
     current: HashMap<Option<ThreadId>, PhysicalId>,
-    contexts: HashMap<PhysicalId, Context>,
+    pub(super) contexts: HashMap<PhysicalId, Context>,
 }
 
-fn fail<T>(call: DriverCall, code: Code) -> DriverResult<T> {
+pub(super) fn fail<T>(call: DriverCall, code: Code) -> DriverResult<T> {
     Err(DriverError::new(call, code))
 }
 
@@ -131,7 +111,7 @@ impl SimDriver {
         self.lock().contexts.get(&card).and_then(|c| c.sticky.get())
     }
 
-    fn lock(&self) -> MutexGuard<'_, Inner> {
+    pub(super) fn lock(&self) -> MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -140,7 +120,7 @@ impl SimDriver {
     }
 
     /// The physical card of the logical id an ACL call took, or the code of an invisible one.
-    fn physical(&self, call: DriverCall, logical: DeviceId) -> DriverResult<PhysicalId> {
+    pub(super) fn physical(&self, call: DriverCall, logical: DeviceId) -> DriverResult<PhysicalId> {
         let card = self
             .visible
             .physical(logical)
@@ -158,7 +138,7 @@ impl SimDriver {
     }
 
     /// Runs `f` on the current context after the generation check.
-    fn with_current<T>(
+    pub(super) fn with_current<T>(
         &self,
         call: DriverCall,
         f: impl FnOnce(&mut Context) -> DriverResult<T>,
@@ -171,7 +151,7 @@ impl SimDriver {
     }
 
     /// Like [`Self::with_current`], refusing the call on a sticky context first.
-    fn with_healthy<T>(
+    pub(super) fn with_healthy<T>(
         &self,
         call: DriverCall,
         f: impl FnOnce(&mut Context) -> DriverResult<T>,
@@ -284,43 +264,7 @@ impl Driver for SimDriver {
     }
 
     fn reset_device_force(&self, lease: &DeviceLease) -> DriverResult<()> {
-        let call = DriverCall::ResetDeviceForce;
-        self.stats.call(call);
-        let card = self.physical(call, lease.card())?;
-        let mut inner = self.lock();
-        let verdict = match inner.contexts.get_mut(&card) {
-            Some(ctx) => ctx.file.update(decide),
-            None => CardFile::open(&self.cfg, card).and_then(|mut f| f.update(decide)),
-        }
-        .map_err(|e| card_file_error(call, &e))?
-        .0;
-        match verdict {
-            ResetVerdict::Dead => {
-                tracing::warn!(card, "sim fault dead: force reset fails");
-                fail(call, codes::RT_DEV_SETUP_ERROR)
-            }
-            ResetVerdict::Fails { attempt } => {
-                tracing::warn!(card, attempt, "sim fault force_reset_fail: force reset fails");
-                fail(call, codes::RT_INTERNAL_ERROR)
-            }
-            ResetVerdict::Done { generation, spoiled } => {
-                self.stats.force_reset_ok();
-                if let Some(ctx) = inner.contexts.get_mut(&card) {
-                    ctx.teardown();
-                    ctx.generation = generation;
-                    if spoiled {
-                        tracing::warn!(
-                            card,
-                            "sim fault probe_fail: force reset returned 0 but the sticky error stays"
-                        );
-                    } else {
-                        ctx.sticky.clear();
-                    }
-                }
-                tracing::info!(card, generation, "force reset");
-                Ok(())
-            }
-        }
+        self.force_reset(lease)
     }
 
     fn set_op_execute_timeout(&self, timeout_us: u64) -> DriverResult<()> {
@@ -348,6 +292,29 @@ impl Driver for SimDriver {
         })
     }
 
+    fn set_stream_failure_mode(&self, stream: Stream, mode: StreamFailureMode) -> DriverResult<()> {
+        self.stream_failure_mode(stream, mode)
+    }
+
+    fn destroy_stream_force(&self, stream: Stream) -> DriverResult<()> {
+        self.destroy_forced(stream)
+    }
+
+    fn sdma_copy(
+        &self,
+        stream: Stream,
+        dst: DevicePtr,
+        src: DevicePtr,
+        bytes: usize,
+        origin: SdmaOrigin,
+    ) -> DriverResult<()> {
+        self.sdma(stream, dst, src, bytes, origin)
+    }
+
+    fn finalize(&self) -> DriverResult<()> {
+        self.acl_finalize()
+    }
+
     fn destroy_stream(&self, stream: Stream) -> DriverResult<()> {
         let call = DriverCall::DestroyStream;
         self.with_current(call, |ctx| {
@@ -358,6 +325,7 @@ impl Driver for SimDriver {
             }
             s.cancel();
             ctx.streams.remove(&stream.0);
+            ctx.stream_modes.remove(&stream.0);
             Ok(())
         })
     }

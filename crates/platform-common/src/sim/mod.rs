@@ -22,13 +22,17 @@
 //! (its atomic rewrite), `driver.rs` (the call rules), `launch.rs` (a launch's arguments, counting
 //! and fate), `reset.rs` (a force reset's verdict), `context.rs` (per-process context and sticky
 //! codes), `stream.rs` (queues, sync, error state), `aicore.rs` (blocks and the reaper),
-//! `memory.rs` (device memory), `host_faults.rs` (`crash`, `stall`), `stats.rs`.
+//! `memory.rs` (device memory), `host_faults.rs` (`crash`, `stall`), `stats.rs`, `current.rs` (whose current device), `sdma.rs` (the SDMA engine's rules), `sdma_op.rs` (a queued SDMA copy) and
+//! `driver_sdma.rs` (the calls that meet it: SDMA copy, stream failure mode, forced destroy, force
+//! reset, `aclFinalize`).
 
 mod aicore;
 mod card_file;
 mod config;
 mod context;
+mod current;
 mod driver;
+mod driver_sdma;
 mod error;
 mod host_faults;
 mod launch;
@@ -38,10 +42,12 @@ mod plan_error;
 mod plan_parse;
 mod record_file;
 mod reset;
+mod sdma;
+mod sdma_op;
 mod stats;
 mod stream;
 
-pub use card_file::{card_state, start_run, CardCounters, CardState};
+pub use card_file::{card_state, start_run, CardCounters, CardState, SdmaWedge};
 pub use config::{
     root_is_temp_fallback, SimConfig, DEFAULT_CARDS, DEFAULT_CARD_MEMORY, ENV_SIM_CARDS, ENV_SIM_ROOT,
 };

@@ -114,6 +114,17 @@ pub enum Fault {
     },
     /// `dead`: every `set_device` on the card fails; nothing recovers it.
     Dead,
+    /// `sdma_fault@K`: the K-th case SDMA copy on the card faults the card's SDMA engine: the copy
+    /// fails on the device (507015 at the next sync of a stop-on-failure stream; a stream that
+    /// continues on failure stalls into its sync timeout, 507046), the context is poisoned and
+    /// the engine stays wedged until a force reset made after the handoff window.
+    SdmaFault {
+        /// Case SDMA copy number, from 1.
+        at: u64,
+    },
+    /// `sdma_warmup_fault`: the next SDMA warm-up (the copy a worker makes at init) faults the
+    /// card as `sdma_fault` does; it fires once per run.
+    SdmaWarmupFault,
     /// `init_delay_ms=K`: every init on the card (the first `set_device` of a process's context,
     /// and the first after a reset tore it down) takes K ms longer (a slow init).
     InitDelayMs {
@@ -137,6 +148,14 @@ impl Fault {
         }
     }
 
+    /// The case SDMA copy number an `sdma_fault` fires at; `None` for every other fault.
+    pub fn sdma_copy_number(&self) -> Option<u64> {
+        match *self {
+            Fault::SdmaFault { at } => Some(at),
+            _ => None,
+        }
+    }
+
     /// The fault's name as the grammar spells it.
     pub fn name(&self) -> &'static str {
         match self {
@@ -152,6 +171,8 @@ impl Fault {
             Fault::ProbeFail { .. } => "probe_fail",
             Fault::Dead => "dead",
             Fault::InitDelayMs { .. } => "init_delay_ms",
+            Fault::SdmaFault { .. } => "sdma_fault",
+            Fault::SdmaWarmupFault => "sdma_warmup_fault",
         }
     }
 
@@ -177,6 +198,8 @@ impl fmt::Display for Fault {
             Fault::ProbeFail { count } => write!(f, "probe_fail={count}"),
             Fault::Dead => f.write_str("dead"),
             Fault::InitDelayMs { ms } => write!(f, "init_delay_ms={ms}"),
+            Fault::SdmaFault { at } => write!(f, "sdma_fault@{at}"),
+            Fault::SdmaWarmupFault => f.write_str("sdma_warmup_fault"),
         }
     }
 }
@@ -250,7 +273,15 @@ impl FaultPlan {
     /// Appends `rule` unless it clashes with an earlier one; `text` names it in the error.
     pub(super) fn push_checked(&mut self, rule: FaultRule, text: &str) -> Result<(), FaultPlanError> {
         for other in self.rules.iter().filter(|o| o.card.overlaps(rule.card)) {
+            let sdma = (other.fault.sdma_copy_number(), rule.fault.sdma_copy_number());
             let clash = match (other.fault.launch_number(), rule.fault.launch_number()) {
+                _ if sdma.0.is_some() || sdma.1.is_some() => match sdma {
+                    (Some(a), Some(b)) if a == b => Some(PlanErrorKind::SameSdmaCopy {
+                        other: other.to_string(),
+                        at: a,
+                    }),
+                    _ => None,
+                },
                 (Some(a), Some(b)) if a == b => Some(PlanErrorKind::SameLaunch {
                     other: other.to_string(),
                     at: a,

@@ -31,7 +31,8 @@ pub enum PlanErrorKind {
     /// Not a fault the grammar knows.
     #[error(
         "unknown fault {name:?} (expected launch_fail@K[=CODE], sync_fail@K=CODE, op_timeout@K, corrupt@K, crash@K, stall@K, \
-         poison_after@K, drain=false_negative, force_reset_fail=K, probe_fail=K, dead or init_delay_ms=K)"
+         poison_after@K, drain=false_negative, force_reset_fail=K, probe_fail=K, dead, init_delay_ms=K, sdma_fault@K or \
+         sdma_warmup_fault)"
     )]
     UnknownFault {
         /// What was written.
@@ -82,6 +83,14 @@ pub enum PlanErrorKind {
     Duplicate {
         /// The earlier rule.
         other: String,
+    },
+    /// Two `sdma_fault` rules at the same SDMA copy of a card.
+    #[error("rule {other:?} already fires at case SDMA copy {at} on a card it covers")]
+    SameSdmaCopy {
+        /// The earlier rule.
+        other: String,
+        /// The copy number.
+        at: u64,
     },
     /// Two launch faults at the same launch of a card.
     #[error("rule {other:?} already fires at case launch {at} on a card it covers")]

@@ -4,7 +4,8 @@
 //! Grammar: rules separated by `;` (empty rules and surrounding whitespace are tolerated), each
 //! `dev=N:FAULT` or `dev=*:FAULT`, where FAULT is one of `launch_fail@K[=CODE]`,
 //! `sync_fail@K=CODE`, `op_timeout@K`, `corrupt@K`, `crash@K`, `stall@K`, `poison_after@K`,
-//! `drain=false_negative`, `force_reset_fail=K`, `probe_fail=K`, `dead`, `init_delay_ms=K`. K is a whole number from 1. A card may carry any
+//! `drain=false_negative`, `force_reset_fail=K`, `probe_fail=K`, `dead`, `init_delay_ms=K`,
+//! `sdma_fault@K` (K counts case SDMA copies), `sdma_warmup_fault`. K is a whole number from 1. A card may carry any
 //! number of rules, but two launch faults may not fire at the same launch of a card and a setting
 //! may not be given twice for a card.
 
@@ -152,6 +153,20 @@ fn parse_fault(text: &str) -> Result<Fault, PlanErrorKind> {
         }),
         "init_delay_ms" => Ok(Fault::InitDelayMs {
             ms: setting("init_delay_ms", "delay in ms")?,
+        }),
+        "sdma_fault" => match at {
+            Some(k) if !k.contains('=') => Ok(Fault::SdmaFault {
+                at: count(k, "case SDMA copy number")?,
+            }),
+            _ => Err(PlanErrorKind::Syntax {
+                fault: "sdma_fault",
+                expected: "sdma_fault@K",
+            }),
+        },
+        "sdma_warmup_fault" if rest.is_empty() => Ok(Fault::SdmaWarmupFault),
+        "sdma_warmup_fault" => Err(PlanErrorKind::Syntax {
+            fault: "sdma_warmup_fault",
+            expected: "sdma_warmup_fault, without a value",
         }),
         "dead" if rest.is_empty() => Ok(Fault::Dead),
         "dead" => Err(PlanErrorKind::Syntax {

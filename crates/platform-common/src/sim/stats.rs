@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::driver::DriverCall;
 
 /// Every [`DriverCall`], in declaration order (the index of a call's counter).
-const ALL_CALLS: [DriverCall; 18] = [
+const ALL_CALLS: [DriverCall; 22] = [
     DriverCall::Init,
     DriverCall::SetDevice,
     DriverCall::ResetDevice,
@@ -27,6 +27,10 @@ const ALL_CALLS: [DriverCall; 18] = [
     DriverCall::LaunchAicpu,
     DriverCall::HalResMap,
     DriverCall::HalMemCtl,
+    DriverCall::SetStreamFailureMode,
+    DriverCall::DestroyStreamForce,
+    DriverCall::SdmaCopy,
+    DriverCall::Finalize,
 ];
 
 /// The counter slot of `call`.
@@ -50,6 +54,10 @@ fn slot(call: DriverCall) -> usize {
         DriverCall::LaunchAicpu => 15,
         DriverCall::HalResMap => 16,
         DriverCall::HalMemCtl => 17,
+        DriverCall::SetStreamFailureMode => 18,
+        DriverCall::DestroyStreamForce => 19,
+        DriverCall::SdmaCopy => 20,
+        DriverCall::Finalize => 21,
     }
 }
 
@@ -91,6 +99,10 @@ pub struct SimStats {
     pub inits: u64,
     /// Inits that slept the plan's `init_delay_ms` (each exactly once).
     pub init_delays: u64,
+    /// Calls that blocked for the remote-event timeout on a wedged SDMA engine (a force reset
+    /// before the handoff window, `aclFinalize` after one). Zero when read through
+    /// `libsim_acl.so`'s `cgSimGetStats` (the card file's counter has them).
+    pub remote_event_waits: u64,
     /// Device allocations live in this driver's contexts when the snapshot was taken (not a
     /// counter: what is allocated now; a reset drops a context's allocations). Zero when read
     /// through `libsim_acl.so`'s `cgSimGetStats`.
@@ -117,6 +129,7 @@ pub(crate) struct StatCounters {
     failed_ops: AtomicU64,
     inits: AtomicU64,
     init_delays: AtomicU64,
+    remote_event_waits: AtomicU64,
 }
 
 impl StatCounters {
@@ -149,6 +162,10 @@ impl StatCounters {
         self.init_delays.fetch_add(1, Ordering::Relaxed);
     }
 
+    pub(crate) fn remote_event_wait(&self) {
+        self.remote_event_waits.fetch_add(1, Ordering::Relaxed);
+    }
+
     pub(crate) fn snapshot(&self) -> SimStats {
         SimStats {
             calls: self.calls.load(Ordering::Relaxed),
@@ -158,6 +175,7 @@ impl StatCounters {
             failed_ops: self.failed_ops.load(Ordering::Relaxed),
             inits: self.inits.load(Ordering::Relaxed),
             init_delays: self.init_delays.load(Ordering::Relaxed),
+            remote_event_waits: self.remote_event_waits.load(Ordering::Relaxed),
             live_allocations: 0,
             per_call: CallCounts(std::array::from_fn(|i| self.per_call[i].load(Ordering::Relaxed))),
         }

@@ -38,6 +38,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::aicore::{AicoreOp, OpControl};
+use super::sdma_op::SdmaOp;
 use super::stats::StatCounters;
 use crate::error::Code;
 
@@ -89,6 +90,8 @@ pub(crate) enum Op {
     Aicore(Box<AicoreOp>),
     /// The AICPU scheduler task: waits for `aicore`'s work up to op `upto` and reports its failure.
     Aicpu { aicore: Arc<StreamShared>, upto: u64 },
+    /// A device-to-device SDMA copy.
+    Sdma(SdmaOp),
 }
 
 #[derive(Debug, Default)]
@@ -430,6 +433,7 @@ impl StreamShared {
                         st.running_aicpu = Some((Arc::clone(aicore), *upto));
                         OpControl::new(Duration::MAX, 0)
                     }
+                    Op::Sdma(_) => OpControl::new(Duration::MAX, 1),
                 };
                 let ctl = Arc::new(ctl);
                 st.current = Some(Arc::clone(&ctl));
@@ -442,11 +446,12 @@ impl StreamShared {
                 match &op {
                     Op::Aicore(a) => a.run(&ctl, &|| self.poke()),
                     Op::Aicpu { aicore, upto } => run_aicpu(aicore, *upto, &ctl),
+                    Op::Sdma(c) => c.run(&ctl, &|| self.poke()),
                 }
             };
             let watched = match &op {
                 Op::Aicpu { aicore, upto } => Some((Arc::clone(aicore), *upto)),
-                Op::Aicore(_) => None,
+                Op::Aicore(_) | Op::Sdma(_) => None,
             };
             drop(op);
             let mut st = self.lock();

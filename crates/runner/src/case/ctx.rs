@@ -300,6 +300,20 @@ impl<'w> CaseCtx<'w> {
         })
     }
 
+    /// Copies the first `bytes` bytes of `src` to `dst` on the device with the card's SDMA engine,
+    /// and waits for it (the stream-sync timeout bounds it). Only on a worker of a runtime created
+    /// with the SDMA option (`Runtime::sdma`); otherwise a usage error naming it.
+    pub fn sdma_copy(
+        &mut self,
+        dst: DeviceBuffer,
+        src: DeviceBuffer,
+        bytes: usize,
+    ) -> Result<(), DeviceError> {
+        self.worker
+            .sdma_copy(dst.id, src.id, bytes)
+            .map_err(|e| DeviceError::new(format!("SDMA copy {bytes} bytes"), e))
+    }
+
     /// Launches `kernel` (one of the case's kernels) with `block_dim` blocks and `args`, and
     /// waits for it (the AICPU and AICore streams, each bounded by the stream-sync timeout).
     pub fn launch(&mut self, kernel: &str, block_dim: u32, args: &[Arg]) -> Result<(), DeviceError> {

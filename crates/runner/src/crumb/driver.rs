@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use platform_common::driver::{
     AicpuTask, DeviceId, DevicePtr, Driver, DriverCall, DriverInfo, DriverResult, KernelArg, KernelHandle,
-    LaunchOrigin, RegisterWindow, Stream,
+    LaunchOrigin, RegisterWindow, SdmaOrigin, Stream, StreamFailureMode,
 };
 use platform_common::kernel::KernelBlob;
 use platform_common::DeviceLease;
@@ -72,6 +72,37 @@ impl Driver for StampedDriver {
 
     fn destroy_stream(&self, stream: Stream) -> DriverResult<()> {
         self.stamp(DriverCall::DestroyStream, |d| d.destroy_stream(stream))
+    }
+
+    fn set_stream_failure_mode(&self, stream: Stream, mode: StreamFailureMode) -> DriverResult<()> {
+        self.stamp(DriverCall::SetStreamFailureMode, |d| {
+            d.set_stream_failure_mode(stream, mode)
+        })
+    }
+
+    fn destroy_stream_force(&self, stream: Stream) -> DriverResult<()> {
+        self.stamp(DriverCall::DestroyStreamForce, |d| d.destroy_stream_force(stream))
+    }
+
+    fn sdma_copy(
+        &self,
+        stream: Stream,
+        dst: DevicePtr,
+        src: DevicePtr,
+        bytes: usize,
+        origin: SdmaOrigin,
+    ) -> DriverResult<()> {
+        self.stamp(DriverCall::SdmaCopy, |d| {
+            d.sdma_copy(stream, dst, src, bytes, origin)
+        })
+    }
+
+    fn finalize(&self) -> DriverResult<()> {
+        self.stamp(DriverCall::Finalize, |d| d.finalize())
+    }
+
+    fn applied_op_execute_us(&self, requested_us: u64) -> u64 {
+        self.inner.applied_op_execute_us(requested_us)
     }
 
     fn synchronize_stream_with_timeout(&self, stream: Stream, timeout_ms: u32) -> DriverResult<()> {

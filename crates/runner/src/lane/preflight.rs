@@ -96,6 +96,9 @@ fn check(
         env.device,
         env.probe_kernel.as_ref(),
         &env.timeouts,
+        // A runtime with the SDMA option: the SDMA probe too (a compute-only probe passes a
+        // wedged SDMA engine, hw-native-sys/pypto-lib #1240).
+        runtime.sdma,
     )
     .map_err(|e| ErrorReport::from_driver(&e, format!("preflight probe failed: {e}")))
 }

@@ -2,7 +2,7 @@
 
 use platform_common::Arch;
 
-use super::{attention, dense, elementwise, faults, pipeline};
+use super::{attention, dense, elementwise, faults, pipeline, sdma};
 use crate::case::Suite;
 
 /// The built-in suite of `arch`.
@@ -12,5 +12,6 @@ pub fn builtin(arch: Arch) -> Suite {
         .extend(elementwise::builtin(arch))
         .extend(dense::builtin(arch))
         .extend(pipeline::builtin(arch))
+        .extend(sdma::builtin(arch))
         .extend(faults::builtin(arch))
 }

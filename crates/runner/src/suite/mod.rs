@@ -4,13 +4,14 @@
 //! One file per class group, each with `pub fn builtin(arch: Arch) -> Suite`, joined by
 //! `builtin.rs` in hand-out order (the dispatcher still reorders: pooled before standalone, runtimes together):
 //!
-//! - [`runtimes`]: the three runtimes (pool keys) the classes use;
+//! - [`runtimes`]: the runtimes (pool keys) the classes use;
 //! - [`elementwise`]: `VectorAdd`, `BlockDimSweep` (block dims 1 to 8), `MultiCard`;
 //! - [`dense`]: `Matmul`, `Softmax`, `RmsNorm`;
 //! - [`attention`]: `PagedAttentionUnrollManualScope` (several decode steps per case) and
 //!   `PagedAttentionManualScope`;
 //! - [`pipeline`]: `MultiLaunch` (several kernels in one case) and `Noop`;
-//! - [`faults`]: the standalone `AicoreOpTimeout` class.
+//! - [`faults`]: the standalone `AicoreOpTimeout` class;
+//! - [`sdma`]: `SdmaCopy` (tagged `sdma`), device-to-device copies on the SDMA engine.
 //!
 //! - [`reference`](mod@reference): the built-in kernels' argument lists, seeded inputs and host references.
 //!
@@ -26,6 +27,7 @@ pub mod elementwise;
 pub mod faults;
 pub mod pipeline;
 pub mod runtimes;
+pub mod sdma;
 
 #[cfg(test)]
 mod host_run;

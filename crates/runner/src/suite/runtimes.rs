@@ -1,6 +1,6 @@
 //! The runtimes of the built-in suite: the pool keys its classes share.
 //!
-//! Three runtimes, so a lane switches its pooled worker between them (closing one, building the
+//! Four runtimes (`sdma`, the `SdmaCopy` class's, with the SDMA option on every arch, besides), so a lane switches its pooled worker between them (closing one, building the
 //! next) as the seed's workers did: `tensormap_and_ringbuffer` (the runtime of the seed's
 //! cascade: paged attention, the op-timeout class), `host_build_graph`, and `aicpu_build_graph`,
 //! whose workers are created with the SDMA option on a2a3 (one force-reset attempt, as the a2a3
@@ -16,6 +16,13 @@ pub const TENSORMAP_AND_RINGBUFFER: &str = "tensormap_and_ringbuffer";
 pub const HOST_BUILD_GRAPH: &str = "host_build_graph";
 /// `aicpu_build_graph`.
 pub const AICPU_BUILD_GRAPH: &str = "aicpu_build_graph";
+/// `sdma`: the `SdmaCopy` class's runtime.
+pub const SDMA: &str = "sdma";
+
+/// The `sdma` runtime: its workers are created with the SDMA option on every arch.
+pub fn sdma() -> Runtime {
+    Runtime::sdma(SDMA)
+}
 
 /// The `tensormap_and_ringbuffer` runtime.
 pub fn tensormap_and_ringbuffer() -> Runtime {

@@ -16,6 +16,8 @@
 /// - `arch_runner_tests!(chain, ARCH)`: the containment chain's edges on the simulated card;
 /// - `arch_runner_tests!(seed_tables_acl, ARCH)`: the same measurements through
 ///   `libsim_acl.so`;
+/// - `arch_runner_tests!(sdma_tables, ARCH)`: the SDMA tables, in process and through
+///   `libsim_acl.so`;
 /// - `arch_runner_tests!(onboard, ARCH, #[serial])`: the hardware variants, each
 ///   `#[ignore = "needs a real card: set ONBOARD_TEST_DEVICE, run with --ignored"]` (needs the
 ///   feature `onboard`), with the attributes given after the arch on every test (the hardware
@@ -67,6 +69,16 @@ macro_rules! arch_runner_tests {
             every_fault_of_the_recovery_chain_is_the_same_through_the_c_abi,
             a_dead_card_fails_init_the_same_through_the_c_abi,
             the_acl_driver_is_held_to_the_real_card_timeout_rules,
+        ]);
+    };
+    (sdma_tables, $arch:expr $(,)?) => {
+        $crate::arch_runner_tests!(@tests sdma_tables (&$arch) [
+            an_sdma_fault_surfaces_as_its_streams_failure_mode_says,
+            a_reset_without_the_handoff_wait_blocks_and_does_not_confirm,
+            the_sdma_runners_handoff_wait_makes_its_one_attempt_confirm,
+            a_compute_only_probe_passes_a_wedged_engine_the_sdma_probe_fails,
+            an_sdma_warmup_fault_fails_the_init,
+            the_post_reset_probe_results_of_simpler_1124,
         ]);
     };
     (onboard, $arch:expr $(, #[$attr:meta])* $(,)?) => {

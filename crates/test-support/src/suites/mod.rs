@@ -13,6 +13,7 @@
 //! - `seed_tables`: the seed's tables on the simulated card, each row 10 times.
 //! - `chain`: the containment chain's edges on the simulated card.
 //! - `seed_tables_acl`: the same measurements through the `acl` driver and `libsim_acl.so`.
+//! - `sdma_tables`: the SDMA tables (issue 22), in process and through `libsim_acl.so`.
 //! - `onboard`: hardware variants, ignored unless run on a real card (the arch crates' feature
 //!   `onboard` gates the test file).
 //! - `macros`: [`arch_runner_tests!`](crate::arch_runner_tests).
@@ -21,6 +22,7 @@ mod arch;
 pub mod chain;
 mod macros;
 pub mod onboard;
+pub mod sdma_tables;
 pub mod seed_tables;
 pub mod seed_tables_acl;
 
