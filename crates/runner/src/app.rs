@@ -230,13 +230,23 @@ fn dispatch_main(cli: &Cli, suite: &Suite, foreign: Option<&ForeignLanes>) -> Re
         return Ok(ExitCode::SUCCESS);
     }
     let s = &config.settings;
+    let history_path = order::history_path(s.report_dir.value.as_deref(), cli, default_report_root());
+    let (history, history_warning) = History::load(&history_path);
+    if let Some(w) = &history_warning {
+        output::err(format_args!(
+            "warning: {}; starting a fresh history",
+            error_chain(w)
+        ));
+    }
+    let partition = order::effective_partition(cli.partition, history.as_ref(), &history_path);
     let filter = Filter {
         selectors: cli.cases.clone(),
         exclude: cli.exclude.clone(),
         runtime: cli.runtime.clone(),
-        partition: cli.partition,
+        partition,
     };
     let selection = select::select(suite, cli.arch, &filter).map_err(|e| error_chain(&e))?;
+    let selection = order::cut_duration_share(partition, history.as_ref(), suite, selection);
     let platform_kind = s
         .platform
         .value
@@ -301,14 +311,6 @@ fn dispatch_main(cli: &Cli, suite: &Suite, foreign: Option<&ForeignLanes>) -> Re
         Err(e @ ReportDirError::Held { .. }) => return Err(error_chain(&e)),
         Err(e) => return Ok(report_write_failed(&e)),
     };
-    let history_path = order::history_path(s.report_dir.value.as_deref(), cli, default_report_root());
-    let (history, history_warning) = History::load(&history_path);
-    if let Some(w) = &history_warning {
-        output::err(format_args!(
-            "warning: {}; starting a fresh history",
-            error_chain(w)
-        ));
-    }
     let estimates = order::estimates(cli.order, history.as_ref(), suite, &selection);
     let default_num = match info.platform {
         Platform::Sim => AutoCount::Exactly(2),

@@ -275,11 +275,13 @@ pub struct Cli {
     #[arg(long, value_enum)]
     pub order: Option<OrderArg>,
 
-    /// Run the K-th of N shares of the classes: hash:K/N (K from 1).
+    /// Run the K-th of N shares of the classes: hash:K/N or duration:K/N (K from 1).
     ///
     /// The shares are deterministic: N runs with K = 1..N run every class exactly once;
-    /// `cargo xtask merge-reports` joins their reports.
-    #[arg(long, value_name = "hash:K/N")]
+    /// `cargo xtask merge-reports` joins their reports. duration makes shares of equal
+    /// estimated duration from the duration history (--history: give every share the same
+    /// file); without a history it falls back to hash and says so.
+    #[arg(long, value_name = "hash:K/N|duration:K/N")]
     pub partition: Option<Partition>,
 
     /// No progress bars.

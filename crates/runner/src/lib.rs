@@ -9,7 +9,8 @@
 //!   kernel cases with their check are `cardguard-reference`'s); [`runtime`]: the pool key;
 //!   [`suite`]: the built-in suite; [`bench_suite`]: the benchmark's trivial cases.
 //! - [`select`]: which cases a run holds (`--case`, `--runtime`, `--partition`, arch filter) and
-//!   the hand-out order ([`suggest`]: the nearest names when a selector matches nothing);
+//!   the hand-out order ([`partition`]: the shares of `--partition`, by hash or by duration;
+//!   [`suggest`]: the nearest names when a selector matches nothing);
 //!   [`rerun`]: `--rerun-failed`, the cases an earlier run did not pass.
 //! - [`worker`]: `ChipWorker`; [`pool`]: at most one per card; [`exec`]: one attempt (the case
 //!   context, the only door to the device from a body) and its classification; [`kernels`]: the
@@ -64,6 +65,7 @@ pub mod lane_command;
 pub mod list;
 pub mod order;
 pub mod output;
+pub mod partition;
 pub mod platform;
 pub mod pool;
 pub mod prelude;

@@ -11,6 +11,7 @@ use crate::cli::{self, error_chain, Cli};
 use crate::dispatch;
 use crate::history::{self, History};
 use crate::output;
+use crate::partition::{Partition, PartitionBy};
 use crate::report::{Event, RunReport};
 use crate::select::Selection;
 
@@ -98,4 +99,67 @@ pub fn record_history(history: Option<History>, path: &Path, report: &RunReport,
     if let Err(e) = h.write(path) {
         output::err(format_args!("warning: {}", error_chain(&e)));
     }
+}
+
+/// The partition a run applies: `duration:K/N` needs a history with durations; without one it is
+/// `hash:K/N`, said on stderr.
+pub fn effective_partition(
+    partition: Option<Partition>,
+    history: Option<&History>,
+    path: &Path,
+) -> Option<Partition> {
+    let p = partition?;
+    if p.by == PartitionBy::Duration && !history.is_some_and(History::has_durations) {
+        output::err(format_args!(
+            "note: --partition {p} without a duration history ({}): shares by hash:{}/{}",
+            path.display(),
+            p.k,
+            p.n
+        ));
+        return Some(Partition::hash(p.k, p.n));
+    }
+    Some(p)
+}
+
+/// Cuts a `duration:K/N` share from `selection` (every class of the run): the classes estimated
+/// as the planner estimates them (case history, else class median, else suite median), shared
+/// by [`crate::partition::duration_shares`]. Any other partition leaves it as it is.
+pub fn cut_duration_share(
+    partition: Option<Partition>,
+    history: Option<&History>,
+    suite: &Suite,
+    selection: Selection,
+) -> Selection {
+    let (Some(p), Some(h)) = (partition, history) else {
+        return selection;
+    };
+    if p.by != PartitionBy::Duration {
+        return selection;
+    }
+    let per_class: Vec<(&str, u64)> = selection
+        .classes
+        .iter()
+        .map(|sc| {
+            let class = &suite.classes[sc.class];
+            let ids: Vec<String> = sc
+                .cases
+                .iter()
+                .map(|&ci| class.case_id(&class.cases[ci]))
+                .collect();
+            let ms = h
+                .estimates(ids.iter().map(|id| (id.as_str(), class.name.as_str())))
+                .iter()
+                .sum();
+            (class.name.as_str(), ms)
+        })
+        .collect();
+    let shares = crate::partition::duration_shares(&per_class, p.n);
+    let classes = selection
+        .classes
+        .iter()
+        .zip(shares)
+        .filter(|(_, s)| *s == p.k - 1)
+        .map(|(sc, _)| sc.clone())
+        .collect();
+    Selection { classes }
 }

@@ -11,7 +11,8 @@ use std::str::FromStr;
 
 use platform_common::Arch;
 
-use crate::case::{stable_hash, valid_tag, CaseSpec, ClassSpec, Kind, Suite};
+use crate::case::{valid_tag, CaseSpec, ClassSpec, Kind, Suite};
+pub use crate::partition::{BadPartition, Partition, PartitionBy};
 use crate::suggest::{hint, Wanted};
 
 /// A `--case` or `--exclude` selector: `Class`, `Class::` (every case of the class),
@@ -89,44 +90,6 @@ impl Selector {
             Selector::Tag(t) => class.settings.tags.contains(t) || case.settings.tags.contains(t),
             other => other.matches(&class.name, &case.name),
         }
-    }
-}
-
-/// `--partition hash:K/N`: the K-th of N shares of the classes (K from 1), by a stable hash of the
-/// class name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Partition {
-    /// This share, from 1.
-    pub k: u64,
-    /// Number of shares.
-    pub n: u64,
-}
-
-/// A partition that cannot be parsed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("bad partition {0:?}: expected hash:K/N with 1 <= K <= N")]
-pub struct BadPartition(pub String);
-
-impl FromStr for Partition {
-    type Err = BadPartition;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let bad = || BadPartition(s.to_owned());
-        let rest = s.strip_prefix("hash:").ok_or_else(bad)?;
-        let (k, n) = rest.split_once('/').ok_or_else(bad)?;
-        let k = platform_common::number::whole(k).ok_or_else(bad)?;
-        let n = platform_common::number::whole(n).ok_or_else(bad)?;
-        if k == 0 || n == 0 || k > n {
-            return Err(bad());
-        }
-        Ok(Partition { k, n })
-    }
-}
-
-impl Partition {
-    /// Whether class `name` falls in this share.
-    pub fn takes(&self, name: &str) -> bool {
-        stable_hash(name) % self.n == self.k - 1
     }
 }
 
@@ -446,7 +409,7 @@ mod tests {
         let empty_share = (1..=8)
             .map(|k| Filter {
                 selectors: vec!["B2".parse().unwrap()],
-                partition: Some(Partition { k, n: 8 }),
+                partition: Some(Partition::hash(k, 8)),
                 ..Filter::default()
             })
             .find(|f| select(&s, Arch::A5, f).is_ok_and(|sel| sel.is_empty()));
@@ -576,10 +539,5 @@ mod tests {
         let mut all = all;
         all.sort();
         assert_eq!(joined, all);
-        for bad in [
-            "hash:0/2", "hash:3/2", "hash:1/0", "mod:1/2", "hash:1", "hash:a/b",
-        ] {
-            assert!(bad.parse::<Partition>().is_err(), "{bad}");
-        }
     }
 }
