@@ -12,8 +12,12 @@
 //! - several targets and strategies are tried (with and without affinity, a few split sizes) and
 //!   the plan with the smallest predicted makespan is kept.
 //!
-//! N-card cases are placed first, each on the N cards that are free earliest (all of them wait
-//! for the last of the N), so the single-card work fills around them.
+//! N-card cases are placed first, in blocks: the cases of one runtime and one width run in one
+//! multi-card lane, which builds its workers once (one init per card and block), a block longer
+//! than the strategy's split size cut into pieces as a class is. Each block goes on the N cards
+//! that are free earliest (all of them wait for the last of the N), so the single-card work fills
+//! around them; the dispatcher reserves those cards as the plan has them (EASY backfilling,
+//! `dispatch/state/reserve`).
 //!
 //! This file owns the plan as a pure function of its facts; it never reads a clock, a history or
 //! a queue. The state machine follows what it returns and adapts when reality differs (stealing).
@@ -66,11 +70,14 @@ pub struct PlannedUnit {
     pub ms: u64,
 }
 
-/// An N-card case's place in the plan.
+/// A block of N-card cases (one runtime, one width) and its place in the plan: one multi-card
+/// lane runs them in this order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlannedMulti {
-    /// The case.
-    pub case: usize,
+    /// The cases, longest first.
+    pub cases: Vec<usize>,
+    /// Their estimated total (ms).
+    pub ms: u64,
     /// The cards it runs on (indices).
     pub cards: Vec<usize>,
     /// When it is predicted to start (ms).
@@ -82,7 +89,7 @@ pub struct PlannedMulti {
 pub struct RunPlan {
     /// Per card, its units in order (a runtime's units together, the longest runtime first).
     pub cards: Vec<Vec<PlannedUnit>>,
-    /// The N-card cases, in the order they start.
+    /// The blocks of N-card cases, in the order they start.
     pub multi: Vec<PlannedMulti>,
     /// Predicted wall time (ms).
     pub makespan_ms: u64,
@@ -262,6 +269,57 @@ fn pieces(class: usize, c: &PlanClass, cap: u64) -> Vec<PlannedUnit> {
     out
 }
 
+/// A block of N-card cases while planning.
+struct Block {
+    runtime: usize,
+    cards: usize,
+    cases: Vec<usize>,
+    ms: u64,
+}
+
+/// The N-card cases the run's cards can hold, in blocks of one runtime and one width (the widest,
+/// then the longest first), each block cut into pieces of at most `cap` ms (longest cases first
+/// into the lightest piece).
+fn multi_blocks(w: &Workload, cap: u64) -> Vec<Block> {
+    let mut groups: Vec<(usize, usize, Vec<(usize, u64)>)> = Vec::new();
+    for m in w.multi.iter().filter(|m| m.cards <= w.cards) {
+        match groups
+            .iter_mut()
+            .find(|(r, n, _)| *r == m.runtime && *n == m.cards)
+        {
+            Some(g) => g.2.push((m.case, m.ms)),
+            None => groups.push((m.runtime, m.cards, vec![(m.case, m.ms)])),
+        }
+    }
+    let mut blocks = Vec::new();
+    for (runtime, n, mut cases) in groups {
+        cases.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        let total: u64 = cases.iter().map(|c| c.1).sum();
+        let k = (total.div_ceil(cap.max(1)) as usize).clamp(1, cases.len());
+        let mut out: Vec<Block> = (0..k)
+            .map(|_| Block {
+                runtime,
+                cards: n,
+                cases: Vec::new(),
+                ms: 0,
+            })
+            .collect();
+        for (i, ms) in cases {
+            let b = out.iter_mut().min_by_key(|b| b.ms).expect("k is at least one");
+            b.cases.push(i);
+            b.ms += ms;
+        }
+        blocks.extend(out.into_iter().filter(|b| !b.cases.is_empty()));
+    }
+    blocks.sort_by(|a, b| {
+        b.cards
+            .cmp(&a.cards)
+            .then(b.ms.cmp(&a.ms))
+            .then(a.cases.cmp(&b.cases))
+    });
+    blocks
+}
+
 /// One strategy's placement.
 struct Placed {
     cards: Vec<CardLoad>,
@@ -295,38 +353,28 @@ impl Placed {
     }
 }
 
-/// One strategy: N-card cases first (the widest, then the longest, each on the cards free
-/// earliest), then units of at most `cap` ms longest first, each on the card it finishes
+/// One strategy: the blocks of N-card cases first (the widest, then the longest, each on the
+/// cards free earliest), then units of at most `cap` ms longest first, each on the card it finishes
 /// earliest on, or with `affinity` on the earliest card already holding its runtime when that
 /// card still ends within the run so far (or `target`).
 fn place(w: &Workload, cap: u64, affinity: bool, target: u64) -> Placed {
     let runtimes = w.init_ms.len();
     let mut cards = vec![CardLoad::new(runtimes); w.cards];
     let mut multi = Vec::new();
-    let mut ms: Vec<PlanMulti> = w.multi.iter().copied().filter(|m| m.cards <= w.cards).collect();
-    ms.sort_by(|a, b| {
-        b.cards
-            .cmp(&a.cards)
-            .then(b.ms.cmp(&a.ms))
-            .then(a.case.cmp(&b.case))
-    });
-    let mut multi_runtimes: Vec<Vec<usize>> = vec![Vec::new(); w.cards];
-    for m in ms {
+    let mut multi_inits = 0;
+    for b in multi_blocks(w, cap) {
         let mut order: Vec<usize> = (0..w.cards).collect();
         order.sort_by_key(|&c| (cards[c].ms, c));
-        let chosen: Vec<usize> = order[..m.cards].to_vec();
+        let chosen: Vec<usize> = order[..b.cards].to_vec();
         let start = chosen.iter().map(|&c| cards[c].ms).max().unwrap_or(0);
+        // A block is a lane of its own: it builds its workers once, one init on each card.
         for &c in &chosen {
-            let init = if multi_runtimes[c].contains(&m.runtime) {
-                0
-            } else {
-                multi_runtimes[c].push(m.runtime);
-                w.init_ms[m.runtime]
-            };
-            cards[c].ms = start + init + m.ms;
+            cards[c].ms = start + w.init_ms[b.runtime] + b.ms;
         }
+        multi_inits += chosen.len();
         multi.push(PlannedMulti {
-            case: m.case,
+            cases: b.cases,
+            ms: b.ms,
             cards: chosen,
             start_ms: start,
         });
@@ -361,7 +409,6 @@ fn place(w: &Workload, cap: u64, affinity: bool, target: u64) -> Placed {
         }
         cards[pick].add(u, &w.init_ms);
     }
-    let multi_inits = multi_runtimes.iter().map(Vec::len).sum();
     Placed {
         cards,
         multi,

@@ -33,10 +33,12 @@ pub enum Start {
 }
 
 impl DispatchState {
-    /// The run begins: a preflight lane on each card whose record says quarantined, then the
-    /// first hand-out.
+    /// The run begins: a preflight lane on each card whose record says quarantined, the
+    /// multi-card lanes of the N-card cases whose cards are free, then the first hand-out.
     pub(super) fn on_begin(&mut self) {
         self.start_preflights();
+        // N-card cases first: their cards, all free now, get their lanes before the rest.
+        self.schedule_multi();
         self.refill();
     }
 
@@ -139,10 +141,18 @@ impl DispatchState {
         if self.interrupted.is_some() || self.lanes.iter().any(|l| l.phase == Phase::Starting) {
             return;
         }
+        // The next N-card cases reserve their cards before the hand-out (an abandon is seen by
+        // the end-of-event checks).
+        self.reserve_next();
         let isolation = self.settings.isolation;
         let facts = PlanFacts {
             idle_cards: (0..self.cards.len())
-                .filter(|&c| !self.cards[c].quarantined && self.cards[c].lane.is_none())
+                .filter(|&c| {
+                    !self.cards[c].quarantined
+                        && self.cards[c].lane.is_none()
+                        && !self.card_held(c)
+                        && !self.reserved(c)
+                })
                 .collect(),
             queued: self.work.has_queued(),
             finishing: self.finishing.is_some(),
@@ -168,8 +178,18 @@ impl DispatchState {
                         Take::AtMost(n) => Some(n),
                     };
                     let l = &self.lanes[give.lane];
-                    // A planned run: the lane's card's own plan, stealing once it holds nothing.
-                    let unit = self.work.pop_for(l.card, l.outstanding.is_empty(), at_most);
+                    let (card, holds_nothing) = (l.card, l.outstanding.is_empty());
+                    // A reserved card backfills: only work that ends before the reservation starts.
+                    // (`--isolation case` hands out single cases: it does not backfill.)
+                    let unit = match self.backfill_room(card) {
+                        Some(_) if at_most.is_some() => continue,
+                        Some(room) => match self.work.pop_fitting(card, room) {
+                            Some(unit) => Some(unit),
+                            None => continue,
+                        },
+                        // A planned run: the lane's card's own plan, stealing once it holds nothing.
+                        None => self.work.pop_for(card, holds_nothing, at_most),
+                    };
                     match unit {
                         Some(unit) => self.assign(give.lane, unit),
                         None if self.work.is_planned() && self.work.has_queued() => continue,

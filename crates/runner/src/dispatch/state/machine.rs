@@ -9,7 +9,7 @@
 //! once no healthy card is left, the multi-card phase, [`Action::Finish`].
 //!
 //! The handling is split by subject: messages (`messages`), attempts (`attempts`), exits
-//! (`exits`), the hand-out and lane starts (`handout`), the multi-card phase (`multi`), the clock
+//! (`exits`), the hand-out and lane starts (`handout`), the N-card cases' reservation (`reserve`), the clock
 //! (`timers`, `hung`), health and quarantine (`health`), signals (`interrupt`), output (`output`).
 //! This file owns the state's fields, the routing of events, the end-of-event checks and the
 //! queries the process layer makes (the next deadline, the figures, the lost leases).
@@ -55,6 +55,8 @@ pub struct DispatchState {
     pub(super) lanes: Vec<Lane>,
     /// The multi-card lanes' own strikes (deaths and kills from outside, for the whole run).
     pub(super) multi: Strikes,
+    /// The cards reserved for the next N-card cases (`reserve`).
+    pub(super) reservation: Option<Vec<usize>>,
     pub(super) batch_seq: u64,
     /// When every verdict was in (the lanes are being closed).
     pub(super) finishing: Option<Duration>,
@@ -84,6 +86,7 @@ impl DispatchState {
             cards: cards.into_iter().map(Card::new).collect(),
             lanes: Vec::new(),
             multi: Strikes::default(),
+            reservation: None,
             batch_seq: 0,
             finishing: None,
             first_assign: None,
@@ -205,7 +208,7 @@ impl DispatchState {
 
     /// The checks after every event: the run's end (once every lane is gone after a signal, or
     /// after the last verdict), the lanes closed once every verdict is in, the open cases
-    /// abandoned once every card is quarantined, the multi-card phase.
+    /// abandoned once every card is quarantined, the N-card cases' reservation.
     fn settle(&mut self) {
         loop {
             if let Some(signal) = self.interrupted {
@@ -229,8 +232,8 @@ impl DispatchState {
                 self.finish();
                 return;
             }
-            if self.maybe_start_multi() {
-                // It abandoned the multi-card cases: the checks above see it at once.
+            if self.schedule_multi() {
+                // It abandoned N-card cases: the checks above see it at once.
                 continue;
             }
             return;

@@ -9,7 +9,7 @@
 //! - `event`: the vocabulary ([`Event`], [`Action`]);
 //! - `card`, `lane`, `case`, `work`, `capture`, `diagnosis`, `ending`: the data (cards and their
 //!   strikes, lanes, the cases and queue, a lane's output, a hung case's diagnosis, a lane's end);
-//! - `messages`, `attempts`, `exits`, `handout`, `multi`, `timers`, `hung`, `health`,
+//! - `messages`, `attempts`, `exits`, `handout`, `reserve`, `timers`, `hung`, `health`,
 //!   `interrupt`, `abandon`, `output`: the handling, by subject; every decision is a call into
 //!   [`crate::dispatch::policy`].
 //!
@@ -32,10 +32,10 @@ mod interrupt;
 mod lane;
 mod machine;
 mod messages;
-mod multi;
 mod output;
 mod plan_queues;
 mod planned;
+mod reserve;
 mod timers;
 mod unit;
 mod work;

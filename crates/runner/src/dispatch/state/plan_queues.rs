@@ -88,6 +88,26 @@ impl PlanQueues {
         }
     }
 
+    /// A unit of at most `max_ms` for card `card`, which waits for a reservation (backfilling):
+    /// the first such unit in its own plan, else the longest such unit in another card's plan.
+    pub fn pop_fitting(&mut self, card: usize, max_ms: u64) -> Option<Unit> {
+        if let Some(q) = self.0.get_mut(card) {
+            if let Some(j) = q.iter().position(|(_, ms)| *ms <= max_ms) {
+                return q.remove(j).map(|(u, _)| u);
+            }
+        }
+        let mut best: Option<(u64, usize, usize)> = None;
+        for (c, q) in self.0.iter().enumerate().filter(|(c, _)| *c != card) {
+            for (j, (_, ms)) in q.iter().enumerate() {
+                if *ms <= max_ms && best.map_or(true, |b| *ms > b.0) {
+                    best = Some((*ms, c, j));
+                }
+            }
+        }
+        let (_, c, j) = best?;
+        self.0[c].remove(j).map(|(u, _)| u)
+    }
+
     /// The next planned unit for the lane on card `card`: its own plan's next, else
     /// (`may_steal`: its lane holds nothing) the longest unit left in another card's plan.
     /// `at_most` cuts the unit to its first cases (`--isolation case`; the rest stays first).

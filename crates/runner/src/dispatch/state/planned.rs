@@ -1,8 +1,8 @@
 //! `--order smart`: the run's queue turned into a plan per card before the first hand-out, from
 //! the duration history's estimates ([`Estimates`]) and [`crate::dispatch::policy::planner`].
 //!
-//! The multi-card cases, which still run in their phase at the end, are ordered a runtime's
-//! together.
+//! The N-card cases are planned too, in blocks (one runtime, one width) that each reserve their
+//! cards when they come free (`reserve`); the queue of N-card cases follows the plan's blocks.
 //!
 //! This file only gathers the planner's facts from the queue and gives its answer to
 //! [`Work::follow_plan`]; the hand-out then follows it (`handout`), stealing when a card runs
@@ -12,7 +12,7 @@ use rustc_hash::FxHashMap;
 
 use super::work::Work;
 use crate::case::Suite;
-use crate::dispatch::policy::planner::{plan_run, PlanClass, RunPlan, Workload};
+use crate::dispatch::policy::planner::{plan_run, PlanClass, PlanMulti, RunPlan, Workload};
 
 /// What a planned run knows of its cases: each case's estimated duration (ms, in the run's
 /// order, as [`Work`] lists them) and each runtime's init (ms, by name).
@@ -25,21 +25,17 @@ pub struct Estimates {
 }
 
 /// The planner's facts for `work`'s queue on `cards` cards: one class per queued unit.
-pub fn workload(work: &Work, suite: &Suite, est: &Estimates, cards: usize) -> Workload {
+pub fn workload<'s>(work: &Work, suite: &'s Suite, est: &Estimates, cards: usize) -> Workload {
     let mut names: Vec<&str> = Vec::new();
+    let runtime_of = |i: usize, names: &mut Vec<&'s str>| -> usize {
+        runtime_index(names, suite.classes[work.case(i).class].runtime.name.as_str())
+    };
     let mut classes = Vec::new();
     for unit in work.queued_units() {
         let Some(&first) = unit.cases.first() else {
             continue;
         };
-        let name = suite.classes[work.case(first).class].runtime.name.as_str();
-        let runtime = match names.iter().position(|n| *n == name) {
-            Some(r) => r,
-            None => {
-                names.push(name);
-                names.len() - 1
-            }
-        };
+        let runtime = runtime_of(first, &mut names);
         classes.push(PlanClass {
             runtime,
             // A case estimated at 0 (no history anywhere) still counts as work.
@@ -50,6 +46,16 @@ pub fn workload(work: &Work, suite: &Suite, est: &Estimates, cards: usize) -> Wo
                 .collect(),
         });
     }
+    let multi = work
+        .multi_queued()
+        .into_iter()
+        .map(|i| PlanMulti {
+            case: i,
+            runtime: runtime_of(i, &mut names),
+            cards: work.case(i).devices as usize,
+            ms: est.case_ms.get(i).copied().unwrap_or(0).max(1),
+        })
+        .collect();
     let mut known: Vec<u64> = est.init_ms.values().copied().collect();
     known.sort_unstable();
     let fallback = known.get(known.len().saturating_sub(1) / 2).copied().unwrap_or(0);
@@ -61,7 +67,18 @@ pub fn workload(work: &Work, suite: &Suite, est: &Estimates, cards: usize) -> Wo
         cards,
         init_ms,
         classes,
-        multi: Vec::new(),
+        multi,
+    }
+}
+
+/// The index of runtime `name` among `names` (added when new).
+fn runtime_index<'s>(names: &mut Vec<&'s str>, name: &'s str) -> usize {
+    match names.iter().position(|n| *n == name) {
+        Some(r) => r,
+        None => {
+            names.push(name);
+            names.len() - 1
+        }
     }
 }
 
@@ -76,15 +93,18 @@ impl Work {
             .map(|units| units.iter().map(|u| (u.cases.clone(), u.ms)).collect())
             .collect();
         self.follow_plan(per_card);
-        // The multi-card phase runs its cases one after another in one lane: a runtime's
-        // together (one init each, not one per switch), the longest first within it.
-        let mut multi = self.multi_queued();
-        multi.sort_by_key(|&i| {
-            let runtime = suite.classes[self.case(i).class].runtime.name.as_str();
-            let ms = est.case_ms.get(i).copied().unwrap_or(0);
-            (runtime, std::cmp::Reverse(ms), i)
-        });
-        self.reorder_multi(multi);
+        self.set_estimates(est.case_ms.clone());
+        // The N-card cases the run's cards cannot hold are not in the plan (they are skipped
+        // before the run): they keep their place after the blocks.
+        let mut blocks: Vec<Vec<usize>> = plan.multi.iter().map(|m| m.cases.clone()).collect();
+        let planned: Vec<usize> = blocks.iter().flatten().copied().collect();
+        let rest: Vec<usize> = self
+            .multi_queued()
+            .into_iter()
+            .filter(|i| !planned.contains(i))
+            .collect();
+        blocks.push(rest);
+        self.follow_multi_plan(blocks);
         plan
     }
 }

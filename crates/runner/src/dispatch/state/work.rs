@@ -25,7 +25,11 @@ pub struct Work {
     /// `--order smart`: per card, its planned units and their estimates (ms), in order; the
     /// queue above then holds only what came back (retries, requeued cases), handed out first.
     planned: PlanQueues,
-    multi: VecDeque<usize>,
+    /// The N-card cases, in units (a class's, a planned block, a retry), in the order they
+    /// reserve their cards.
+    multi: VecDeque<Unit>,
+    /// Each case's estimated duration (ms), from the duration history; empty without a plan.
+    est: Vec<u64>,
     open: usize,
 }
 
@@ -40,13 +44,14 @@ impl Work {
         for sc in &selection.classes {
             let class = &suite.classes[sc.class];
             let mut unit = Vec::new();
+            let mut multi = Vec::new();
             for &ci in &sc.cases {
                 let id = class.case_id(&class.cases[ci]);
                 let devices = class.cases[ci].device_count;
                 let settings = overrides.settings_of(class, &class.cases[ci]);
                 w.index.insert(id.clone(), w.cases.len());
                 if devices > 1 {
-                    w.multi.push_back(w.cases.len());
+                    multi.push(w.cases.len());
                 } else {
                     unit.push(w.cases.len());
                 }
@@ -60,6 +65,9 @@ impl Work {
             }
             if !unit.is_empty() {
                 w.queue.push_back(Unit { cases: unit });
+            }
+            if !multi.is_empty() {
+                w.multi.push_back(Unit { cases: multi });
             }
         }
         w.open = w.cases.len();
@@ -89,7 +97,10 @@ impl Work {
     /// Takes a case out of the run before it is handed out (a skip).
     pub fn withdraw(&mut self, i: usize) {
         self.drop_queued(i);
-        self.multi.retain(|c| *c != i);
+        for u in &mut self.multi {
+            u.cases.retain(|c| *c != i);
+        }
+        self.multi.retain(|u| !u.cases.is_empty());
         self.finish(i);
     }
 
@@ -119,6 +130,25 @@ impl Work {
         self.planned.is_planned()
     }
 
+    /// Gives every case its estimated duration (ms, in the run's order): backfilling around a
+    /// reservation reads them.
+    pub fn set_estimates(&mut self, case_ms: Vec<u64>) {
+        self.est = case_ms;
+    }
+
+    /// Whether the cases have estimates.
+    pub fn has_estimates(&self) -> bool {
+        !self.est.is_empty()
+    }
+
+    /// The estimated duration of `cases` together (ms; a case without an estimate counts 1).
+    pub fn est_ms(&self, cases: impl IntoIterator<Item = usize>) -> u64 {
+        cases
+            .into_iter()
+            .map(|i| self.est.get(i).copied().unwrap_or(0).max(1))
+            .sum()
+    }
+
     /// The next unit for the lane on card `card`: what came back to the queue first, then the
     /// card's own plan, then (`may_steal`: its lane holds nothing) the longest unit left in
     /// another card's plan. Without a plan, the queue's next unit. `at_most` cuts the unit to
@@ -131,6 +161,21 @@ impl Work {
             };
         }
         self.planned.pop_for(card, may_steal, at_most)
+    }
+
+    /// For card `card`, which waits for a reservation: a unit estimated at most `max_ms`
+    /// (backfilling), what came back to the queue first (its front only), else from the plans
+    /// ([`PlanQueues::pop_fitting`]). Nothing without estimates.
+    pub fn pop_fitting(&mut self, card: usize, max_ms: u64) -> Option<Unit> {
+        if !self.has_estimates() {
+            return None;
+        }
+        if let Some(front) = self.queue.front() {
+            return (self.est_ms(front.cases.iter().copied()) <= max_ms)
+                .then(|| self.queue.pop_front())
+                .flatten();
+        }
+        self.planned.pop_fitting(card, max_ms)
     }
 
     /// Marks a case's verdict final.
@@ -176,7 +221,7 @@ impl Work {
     /// multi-card queue).
     pub fn push_retry(&mut self, i: usize) {
         if self.cases[i].devices > 1 {
-            self.multi.push_front(i);
+            self.multi.push_front(Unit { cases: vec![i] });
         } else {
             self.queue.push_front(Unit { cases: vec![i] });
         }
@@ -194,66 +239,86 @@ impl Work {
         self.planned.queued_cases() + self.queue.iter().map(|u| u.cases.len()).sum::<usize>()
     }
 
-    /// Whether multi-card cases wait for the multi-card phase.
+    /// Whether N-card cases wait for their cards.
     pub fn has_multi(&self) -> bool {
         !self.multi.is_empty()
     }
 
-    /// The waiting multi-card cases, in order.
+    /// The waiting N-card cases, in order.
     pub fn multi_queued(&self) -> Vec<usize> {
-        self.multi.iter().copied().collect()
+        self.multi.iter().flat_map(|u| u.cases.iter().copied()).collect()
     }
 
-    /// Puts the waiting multi-card cases in this order (the same cases).
-    pub fn reorder_multi(&mut self, order: Vec<usize>) {
-        debug_assert_eq!(order.len(), self.multi.len());
-        self.multi = order.into();
+    /// The waiting N-card cases in these blocks (the planner's, in the order they start): the
+    /// same cases.
+    pub fn follow_multi_plan(&mut self, blocks: Vec<Vec<usize>>) {
+        debug_assert_eq!(
+            blocks.iter().map(Vec::len).sum::<usize>(),
+            self.multi_queued().len()
+        );
+        self.multi = blocks
+            .into_iter()
+            .filter(|b| !b.is_empty())
+            .map(|cases| Unit { cases })
+            .collect();
     }
 
-    /// Takes every waiting multi-card case, in order.
+    /// Takes the next unit of N-card cases whole (`pool`: one lane runs a block).
     pub fn take_multi(&mut self) -> Vec<usize> {
-        self.multi.drain(..).collect()
+        self.multi.pop_front().map(|u| u.cases).unwrap_or_default()
     }
 
-    /// Takes the first waiting multi-card case and the ones of its class waiting right after it.
+    /// Takes the first waiting N-card case and the ones of its class right after it in its unit.
     pub fn take_multi_class(&mut self) -> Vec<usize> {
-        let Some(&first) = self.multi.front() else {
+        let Some(front) = self.multi.front_mut() else {
             return Vec::new();
         };
-        let class = self.cases[first].class;
-        let n = self
-            .multi
+        let class = self.cases[front.cases[0]].class;
+        let n = front
+            .cases
             .iter()
             .take_while(|&&i| self.cases[i].class == class)
             .count();
-        self.multi.drain(..n).collect()
+        let taken: Vec<usize> = front.cases.drain(..n).collect();
+        if front.cases.is_empty() {
+            self.multi.pop_front();
+        }
+        taken
     }
 
-    /// Takes the first waiting multi-card case.
+    /// Takes the first waiting N-card case.
     pub fn take_multi_one(&mut self) -> Vec<usize> {
-        self.multi.pop_front().into_iter().collect()
+        let Some(front) = self.multi.front_mut() else {
+            return Vec::new();
+        };
+        let first = front.cases.remove(0);
+        if front.cases.is_empty() {
+            self.multi.pop_front();
+        }
+        vec![first]
     }
 
-    /// Cards the waiting multi-card cases need at most.
-    pub fn multi_cards(&self) -> u32 {
-        self.multi
-            .iter()
-            .map(|&i| self.cases[i].devices)
-            .max()
-            .unwrap_or(0)
+    /// Cards the next unit of N-card cases needs (0: none waits).
+    pub fn next_multi_cards(&self) -> u32 {
+        self.multi.front().map_or(0, |u| {
+            u.cases.iter().map(|&i| self.cases[i].devices).max().unwrap_or(0)
+        })
     }
 
     /// Puts unfinished cases back at the front of the queue, in order, one unit per run of cases
     /// of the same class.
     pub fn requeue(&mut self, cases: &[usize]) {
         let mut units: Vec<Unit> = Vec::new();
-        let mut multi = Vec::new();
+        let mut multi: Vec<Unit> = Vec::new();
         for &i in cases {
             if self.cases[i].done {
                 continue;
             }
             if self.cases[i].devices > 1 {
-                multi.push(i);
+                match multi.last_mut() {
+                    Some(u) if self.cases[u.cases[0]].class == self.cases[i].class => u.cases.push(i),
+                    _ => multi.push(Unit { cases: vec![i] }),
+                }
                 continue;
             }
             match units.last_mut() {
@@ -264,8 +329,8 @@ impl Work {
         for u in units.into_iter().rev() {
             self.queue.push_front(u);
         }
-        for i in multi.into_iter().rev() {
-            self.multi.push_front(i);
+        for u in multi.into_iter().rev() {
+            self.multi.push_front(u);
         }
     }
 

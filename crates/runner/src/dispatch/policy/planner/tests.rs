@@ -57,7 +57,7 @@ fn check_complete(w: &Workload, p: &RunPlan) {
         .iter()
         .flatten()
         .flat_map(|u| u.cases.iter().copied())
-        .chain(p.multi.iter().map(|m| m.case))
+        .chain(p.multi.iter().flat_map(|m| m.cases.iter().copied()))
         .collect();
     planned.sort_unstable();
     let mut want: Vec<usize> = w
@@ -188,17 +188,18 @@ fn n_card_cases_are_placed_on_the_earliest_free_cards() {
         "the 8-card case is not planned on 4 cards (it is skipped)"
     );
     assert_eq!(
-        (p.multi[0].case, p.multi[0].start_ms),
-        (101, 0),
+        (p.multi[0].cases.as_slice(), p.multi[0].start_ms),
+        (&[101][..], 0),
         "the widest first, at once"
     );
-    assert_eq!(p.multi[1].case, 100);
+    assert_eq!(p.multi[1].cases, vec![100]);
     assert_eq!(
         p.multi[1].start_ms, 200,
         "then the 2-card case, after the 4-card one (init 100 + 100)"
     );
-    // Cards 0 and 1 end at 200 + 400; the single-card work (400) fits on cards 2 and 3 by then.
-    assert_eq!(p.makespan_ms, 600);
+    // Cards 0 and 1 end at 200 + 100 (its lane's init) + 400; the single-card work (400 and an
+    // init on each card) fits on cards 2 and 3 by then.
+    assert_eq!(p.makespan_ms, 700);
 }
 
 #[test]
