@@ -22,7 +22,9 @@
 //! (its atomic rewrite), `driver.rs` (the call rules), `launch.rs` (a launch's arguments, counting
 //! and fate), `reset.rs` (a force reset's verdict), `context.rs` (per-process context and sticky
 //! codes), `stream.rs` (queues, sync, error state), `aicore.rs` (blocks and the reaper),
-//! `memory.rs` (device memory), `host_faults.rs` (`crash`, `stall`), `stats.rs`.
+//! `memory.rs` (device memory), `host_faults.rs` (`crash`, `stall`), `stats.rs`, `plog.rs` (the
+//! simulated device log under `ASCEND_PROCESS_LOG_PATH`) and `plog_driver.rs` (the in-process
+//! simulator writing it).
 
 mod aicore;
 mod card_file;
@@ -36,6 +38,8 @@ mod memory;
 mod plan;
 mod plan_error;
 mod plan_parse;
+mod plog;
+mod plog_driver;
 mod record_file;
 mod reset;
 mod stats;
@@ -51,4 +55,6 @@ pub use error::SimError;
 pub use plan::{CardSel, Fault, FaultPlan, FaultRule};
 pub use plan_error::{FaultPlanError, PlanErrorKind};
 pub use plan_parse::ENV_SIM_FAULTS;
+pub use plog::{Plog, ENV_PROCESS_LOG_PATH};
+pub use plog_driver::PlogDriver;
 pub use stats::{CallCounts, SimStats};
