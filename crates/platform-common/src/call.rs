@@ -143,6 +143,10 @@ impl DriverCall {
             Self::LaunchAicpu => "AICPU launch",
             Self::HalResMap => "register mapping",
             Self::HalMemCtl => "register window",
+            Self::SetStreamFailureMode => "setting a stream's failure mode",
+            Self::DestroyStreamForce => "forced stream destroy",
+            Self::SdmaCopy => "SDMA copy",
+            Self::Finalize => "finalize",
         }
     }
 }

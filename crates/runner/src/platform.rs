@@ -194,7 +194,9 @@ cfg_if::cfg_if! {
             // The simulated runtime reads the process's map as the real one does (card state and
             // HAL calls by physical id).
             let visible = platform_common::visible::VisibleDevices::from_env()?;
-            Ok((Arc::new(SimDriver::new(cfg).with_visible(visible)), Some(probe)))
+            // Its failing calls go to the lane's device log, as the real runtime's do.
+            let driver = platform_common::sim::PlogDriver::from_env(Arc::new(SimDriver::new(cfg).with_visible(visible)));
+            Ok((driver, Some(probe)))
         }
 
         /// The fault plan as the config resolved it (`--faults`, else `ONBOARD_SIM_FAULTS`, else

@@ -1,16 +1,21 @@
 //! The rules every export follows: a panic never unwinds across the C ABI (it becomes
 //! `ACL_ERROR_INTERNAL_ERROR`), an unusable configuration fails every call with
 //! `ACL_ERROR_INVALID_PARAM`, a driver result becomes its raw code, and a failing call leaves
-//! a message for `aclGetRecentErrMsg` on its thread (kept until the thread's next failure).
+//! a message for `aclGetRecentErrMsg` on its thread (kept until the thread's next failure) and a
+//! line in the process's device log under `ASCEND_PROCESS_LOG_PATH`, where that is set (the
+//! plog layout of `platform_common::sim::Plog`).
 //!
 //! This file owns those conversions and nothing else.
 
 use std::cell::RefCell;
 use std::ffi::{c_char, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::OnceLock;
 
 use platform_common::acl::bindings::{aclError, ACL_ERROR_INVALID_PARAM, ACL_SUCCESS};
 use platform_common::driver::DriverResult;
+use platform_common::sim::Plog;
+use platform_common::Code;
 
 use crate::state::{sim, Sim};
 
@@ -48,6 +53,16 @@ fn remember_failure(name: &str, rc: aclError) {
     // The text holds no NUL: it is made of a symbol name and digits.
     let text = CString::new(text).ok();
     RECENT.with(|r| *r.borrow_mut() = text);
+    static PLOG: OnceLock<Option<Plog>> = OnceLock::new();
+    if let Some(plog) = PLOG.get_or_init(Plog::from_env) {
+        // The HAL exports return HAL codes, the others ACL codes.
+        let code = if name.starts_with("hal") {
+            Code::hal(rc)
+        } else {
+            Code::acl(rc)
+        };
+        plog.call_failed(name, code);
+    }
 }
 
 /// The message of this thread's last failing call, or null when none failed; the string lives

@@ -22,9 +22,11 @@
 //! (its atomic rewrite), `driver.rs` (the call rules), `launch.rs` (a launch's arguments, counting
 //! and fate), `reset.rs` (a force reset's verdict), `context.rs` (per-process context and sticky
 //! codes), `stream.rs` (queues, sync, error state), `aicore.rs` (blocks and the reaper),
-//! `memory.rs` (device memory), `host_faults.rs` (`crash`, `stall`), `stats.rs`, `current.rs` (whose current device), `sdma.rs` (the SDMA engine's rules), `sdma_op.rs` (a queued SDMA copy) and
+//! `memory.rs` (device memory), `host_faults.rs` (`crash`, `stall`), `stats.rs`, `current.rs` (whose
+//! current device), `sdma.rs` (the SDMA engine's rules), `sdma_op.rs` (a queued SDMA copy),
 //! `driver_sdma.rs` (the calls that meet it: SDMA copy, stream failure mode, forced destroy, force
-//! reset, `aclFinalize`).
+//! reset, `aclFinalize`), `plog.rs` (the simulated device log under `ASCEND_PROCESS_LOG_PATH`) and
+//! `plog_driver.rs` (the in-process simulator writing it).
 
 mod aicore;
 mod card_file;
@@ -40,6 +42,8 @@ mod memory;
 mod plan;
 mod plan_error;
 mod plan_parse;
+mod plog;
+mod plog_driver;
 mod record_file;
 mod reset;
 mod sdma;
@@ -57,4 +61,6 @@ pub use error::SimError;
 pub use plan::{CardSel, Fault, FaultPlan, FaultRule};
 pub use plan_error::{FaultPlanError, PlanErrorKind};
 pub use plan_parse::ENV_SIM_FAULTS;
+pub use plog::{Plog, ENV_PROCESS_LOG_PATH};
+pub use plog_driver::PlogDriver;
 pub use stats::{CallCounts, SimStats};

@@ -109,6 +109,12 @@ impl Dispatcher {
             leases: &leases,
             sink: sink.as_ref().map(Sink::path),
             preflight: kind == LaneKind::Preflight,
+            // In the run's private directory, removed with it (and by the watcher at the exit).
+            device_log: self
+                .settings
+                .sink_dir
+                .as_deref()
+                .map(|dir| dir.join(format!("device-log-lane{lane}"))),
         };
         match self.spawner.spawn(&spec, &self.tx) {
             Ok(proc_) => {

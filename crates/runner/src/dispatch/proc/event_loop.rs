@@ -32,8 +32,9 @@ use crate::sink::Sink;
 pub struct ProcSettings {
     /// How lanes are started.
     pub command: LaneCommand,
-    /// Where sinks are created (the run's private [`crate::sink::SinkDir`]); none when it could
-    /// not be made: lanes then run without a sink.
+    /// Where sinks and the lanes' device-log directories are created (the run's private
+    /// [`crate::sink::SinkDir`]); none when it could not be made: lanes then run without a sink
+    /// and without a private `ASCEND_PROCESS_LOG_PATH`.
     pub sink_dir: Option<std::path::PathBuf>,
     /// The stack tool a hung case's diagnosis runs (none found: the breadcrumb alone).
     pub stack_tool: Option<StackTool>,

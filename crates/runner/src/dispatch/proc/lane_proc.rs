@@ -1,6 +1,6 @@
 //! Lane processes as the dispatcher sees them: starting one (its own process group, the card's
 //! lease and its private channel handed down, its stdout and stderr on capture pipes, its sink
-//! named or not, from the binary the run started with), writing assignments, and the watcher
+//! named or not, its private `ASCEND_PROCESS_LOG_PATH`, from the binary the run started with), writing assignments, and the watcher
 //! thread that feeds its events into the event loop's channel (`lane_watch`).
 //!
 //! What a lane is started as ([`LaneCommand`]) is this layer's business alone: the state machine
@@ -26,6 +26,7 @@ use rustix::io::{fcntl_dupfd_cloexec, ioctl_fionbio};
 use rustix::pipe::{pipe_with, PipeFlags};
 use rustix::process::Signal;
 
+use super::device_log::{DeviceLogDir, ENV_PROCESS_LOG_PATH};
 use super::exit_signal::ExitSignal;
 use super::kill::signal_group;
 use super::lane_event::LaneEvent;
@@ -82,6 +83,9 @@ pub(super) struct LaneSpec<'a> {
     pub(super) sink: Option<&'a Path>,
     /// A preflight lane ([`protocol::PREFLIGHT_FLAG`]): it probes its card and exits.
     pub(super) preflight: bool,
+    /// The lane's private device-log directory, to be made (none: the lane inherits the run's
+    /// `ASCEND_PROCESS_LOG_PATH`, if any, and no attempt of it keeps a device log).
+    pub(super) device_log: Option<PathBuf>,
 }
 
 /// A live lane process.
@@ -143,6 +147,22 @@ impl LaneProc {
             Some(p) => c.env(ENV_POISON_SINK, p),
             None => c.env_remove(ENV_POISON_SINK),
         };
+        let device_log = spec
+            .device_log
+            .clone()
+            .and_then(|dir| match DeviceLogDir::create(dir) {
+                Ok(d) => Some(d),
+                Err(e) => {
+                    tracing::warn!(
+                        device = spec.device,
+                        "cannot make the lane's device-log directory ({e}); its attempts keep no device log"
+                    );
+                    None
+                }
+            });
+        if let Some(d) = &device_log {
+            c.env(ENV_PROCESS_LOG_PATH, d.path());
+        }
         let child = c.spawn()?;
         // Our copies of the pipes' write ends and of the lane's channel end go with the command:
         // the lane (and what it starts) holds the only ones left.
@@ -165,7 +185,8 @@ impl LaneProc {
         };
         let watch = Watch::new(spec.id, spec.device, child, exit, ours, &nonce)
             .with_output(Stream::Stdout, out_r)
-            .with_output(Stream::Stderr, err_r);
+            .with_output(Stream::Stderr, err_r)
+            .with_device_log(device_log);
         let thread = std::thread::Builder::new()
             .name(format!("lane-{}-card{}", spec.id, spec.device))
             .spawn(move || watch.run(&tx));

@@ -12,6 +12,10 @@
 //! - A pipe that gives nothing but marks goes quiet: it is read when a message needs its mark and
 //!   every 20 ms, not polled, so a lane that prints nothing costs no wake-up per case boundary;
 //!   its first output bytes make it polled again.
+//! - The lane's device log (its private `ASCEND_PROCESS_LOG_PATH`, `device_log`) is read at the
+//!   same boundaries: before a marked message is forwarded, what the runtime appended since the
+//!   last one goes as [`Stream::DeviceLog`] output, and once more before the exit is reported;
+//!   the directory is removed with the watcher.
 //! - The lane's exit is watched on its own (a pidfd; a thread blocked in `waitid` on kernels
 //!   without one), not at the pipes' end of file: a descendant that keeps them open cannot hang
 //!   the run. At the exit the lane's process group is killed, what is readable is drained for at
@@ -34,6 +38,7 @@ use rustix::event::{poll, PollFd, PollFlags};
 use rustix::io::Errno;
 use rustix::process::Signal;
 
+use super::device_log::DeviceLogDir;
 use super::exit_signal::ExitSignal;
 use super::kill::signal_group;
 use super::lane_chan::Chan;
@@ -70,6 +75,8 @@ pub struct Watch {
     exit: ExitSignal,
     chan: Chan,
     outs: Vec<Pipe>,
+    /// The lane's private device-log directory (none when it could not be made).
+    device_log: Option<DeviceLogDir>,
     nonce: String,
     /// The mark of the last message forwarded.
     released: u64,
@@ -97,6 +104,7 @@ impl Watch {
             exit,
             chan: Chan::new(chan, id, device),
             outs: Vec::new(),
+            device_log: None,
             nonce: nonce.to_owned(),
             released: 0,
             dead_at: None,
@@ -108,6 +116,23 @@ impl Watch {
     pub fn with_output(mut self, stream: Stream, fd: OwnedFd) -> Self {
         self.outs.push(Pipe::new(stream, fd, &self.nonce));
         self
+    }
+
+    /// The same watcher reading the lane's device-log directory `dir` at each boundary (and
+    /// removing it at the end).
+    pub fn with_device_log(mut self, dir: Option<DeviceLogDir>) -> Self {
+        self.device_log = dir;
+        self
+    }
+
+    /// Forwards what the runtime logged since the last boundary.
+    fn release_device_log(&mut self, tx: &Sender<LaneEvent>) {
+        if let Some(d) = &mut self.device_log {
+            let bytes = d.read_new();
+            if !bytes.is_empty() {
+                let _ = tx.send(LaneEvent::Output(self.id, Stream::DeviceLog, bytes));
+            }
+        }
     }
 
     /// Runs until the lane has exited and its output is drained (or the grace is over); the last
@@ -225,6 +250,7 @@ impl Watch {
             }
             self.release(i, false, tx);
         }
+        self.release_device_log(tx);
         let _ = tx.send(LaneEvent::Msg(self.id, msg));
         self.released = mark;
         for i in 0..self.outs.len() {
@@ -251,6 +277,7 @@ impl Watch {
             self.outs[i].finish();
             self.release(i, true, tx);
         }
+        self.release_device_log(tx);
         // At once for a lane that exited; after a failed poll, the plain way.
         let status = match self.child.wait() {
             Ok(s) => LaneStatus::from_exit_status(s),

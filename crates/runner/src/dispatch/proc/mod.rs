@@ -8,7 +8,7 @@
 //!   lane process (its channel, capture pipes, leases; what a lane is started as,
 //!   [`LaneCommand`]); `lane_watch`: the thread per lane that reads its channel and output in
 //!   order and watches its exit (`exit_signal`), its channel (`lane_chan`) and one capture pipe
-//!   of it (`lane_pipe`);
+//!   of it (`lane_pipe`), and its private device-log directory (`device_log`);
 //!   `lane_event`: what those threads report;
 //! - `kill`: signalling a lane's process group; `live`: the live lanes' process groups, for the
 //!   signal thread's last-resort kill; `signals`: SIGINT / SIGTERM to the dispatcher, fed into the
@@ -19,6 +19,7 @@
 //! It never decides anything: every decision is the state machine's (through the policy).
 
 mod actions;
+mod device_log;
 mod event_loop;
 mod exit_signal;
 mod kill;

@@ -1,6 +1,7 @@
-//! A lane's captured stdout and stderr as the state machine holds them: the output since the last
-//! case boundary, each stream cut to its last [`CAPTURE_LIMIT`] bytes, and, outside a case, the
-//! complete lines to log.
+//! A lane's captured stdout, stderr and device log as the state machine holds them: the output
+//! since the last case boundary, each stream cut to its last [`CAPTURE_LIMIT`] bytes, and, outside
+//! a case, the complete lines of stdout and stderr to log (the device log is never logged: it is
+//! kept for a failed attempt only).
 //!
 //! Output read between a case's `started` and `finished` belongs to that attempt (the lane's
 //! watcher forwards it in that order, see the process layer's `lane_watch`); a failed, crashed or timed-out attempt
@@ -27,6 +28,9 @@ pub enum Stream {
     Stdout,
     /// fd 2.
     Stderr,
+    /// What the device runtime logged under the lane's private `ASCEND_PROCESS_LOG_PATH` (read by
+    /// the lane's watcher at each case boundary).
+    DeviceLog,
 }
 
 impl Stream {
@@ -35,6 +39,7 @@ impl Stream {
         match self {
             Stream::Stdout => "stdout",
             Stream::Stderr => "stderr",
+            Stream::DeviceLog => "device_log",
         }
     }
 }
@@ -86,6 +91,7 @@ impl Tail {
 pub struct Capture {
     stdout: Tail,
     stderr: Tail,
+    device_log: Tail,
     line_out: Vec<u8>,
     line_err: Vec<u8>,
     /// The diagnosis of the running attempt, taken before the lane was ended for its timeout.
@@ -104,6 +110,10 @@ impl Capture {
         let (tail, line) = match stream {
             Stream::Stdout => (&mut self.stdout, &mut self.line_out),
             Stream::Stderr => (&mut self.stderr, &mut self.line_err),
+            Stream::DeviceLog => {
+                self.device_log.push(bytes);
+                return Vec::new();
+            }
         };
         tail.push(bytes);
         if !outside {
@@ -143,11 +153,14 @@ impl Capture {
     pub fn take(&mut self) -> AttemptOutput {
         let (stdout, stdout_dropped_bytes) = split(self.stdout.take());
         let (stderr, stderr_dropped_bytes) = split(self.stderr.take());
+        let (device_log, device_log_dropped_bytes) = split(self.device_log.take());
         AttemptOutput {
             stdout,
             stdout_dropped_bytes,
             stderr,
             stderr_dropped_bytes,
+            device_log,
+            device_log_dropped_bytes,
             diagnostics: self.diagnostics.take().map(Box::new),
         }
     }
@@ -156,6 +169,7 @@ impl Capture {
     pub fn clear(&mut self) {
         self.stdout = Tail::default();
         self.stderr = Tail::default();
+        self.device_log = Tail::default();
         self.diagnostics = None;
     }
 }
@@ -247,5 +261,20 @@ mod tests {
         let lines = c.push(Stream::Stdout, &long, true);
         assert_eq!(lines.len(), 2);
         assert_eq!(c.flush_lines()[0].1.len(), 5);
+    }
+
+    #[test]
+    fn the_device_log_is_kept_apart_and_never_logged() {
+        let mut c = Capture::default();
+        assert!(c
+            .push(Stream::DeviceLog, b"[ERROR] RUNTIME(1,x):t\n", true)
+            .is_empty());
+        assert!(c.flush_lines().is_empty());
+        let out = c.take();
+        assert_eq!(out.device_log.as_deref(), Some("[ERROR] RUNTIME(1,x):t\n"));
+        assert_eq!((out.stdout, out.stderr), (None, None));
+        c.push(Stream::DeviceLog, b"passing", false);
+        c.clear();
+        assert!(c.take().is_empty(), "a passing attempt keeps no device log");
     }
 }

@@ -41,7 +41,7 @@ impl DispatchState {
         let pid = l.pid;
         match stream {
             Stream::Stderr => tracing::warn!(device, pid, "lane stderr: {line}"),
-            Stream::Stdout => tracing::info!(device, pid, "lane stdout: {line}"),
+            Stream::Stdout | Stream::DeviceLog => tracing::info!(device, pid, "lane stdout: {line}"),
         }
     }
 
