@@ -458,6 +458,7 @@ mod tests {
             "platform-a2a3",
             "cardguard-arches",
             "cardguard-reference",
+            "cardguard-cli",
             "cardguard-report",
             "cardguard-archive",
             "runner",
@@ -480,6 +481,7 @@ mod tests {
             "cardguard-report",
             "cardguard-archive",
             "cardguard-reference",
+            "cardguard-cli",
         ] {
             let tree = normal_tree(krate);
             assert!(
