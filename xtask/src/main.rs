@@ -1,20 +1,16 @@
 //! `cargo xtask`: the project's commands. One file per command; this file only dispatches.
 
-mod archive;
 mod bench;
 mod bench_makespan;
 mod bench_recovery;
 mod bench_sandbox;
 mod bench_scale;
 mod bindgen;
-mod build_kernels;
 mod cann;
-mod cards;
 mod chaos;
 mod child_wait;
 mod docs;
 mod features;
-mod merge_reports;
 mod onboard;
 mod procs;
 mod sim_probe;
@@ -25,6 +21,7 @@ mod tidy;
 
 use std::process::ExitCode;
 
+use cardguard_cli::{archive, build_kernels, cards, merge_reports};
 use clap::{CommandFactory, Parser, Subcommand};
 
 #[derive(Debug, Parser)]
@@ -40,7 +37,7 @@ enum Command {
     BuildKernels(build_kernels::Args),
     /// Run the onboard matrix (simulated cards where no CANN is installed).
     #[command(disable_help_flag = true)]
-    Onboard(onboard::Args),
+    Onboard(cardguard_cli::run::Args),
     /// The seed's within-process probe table on a simulated card.
     SimProbe(sim_probe::Args),
     /// Benchmarks (release build).
@@ -80,18 +77,18 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
-        Command::BuildKernels(a) => build_kernels::run(a),
-        Command::Onboard(a) => onboard::run(a),
+        Command::BuildKernels(a) => onboard::delegate(|ws| build_kernels::run(ws, a)),
+        Command::Onboard(a) => onboard::delegate(|ws| cardguard_cli::run::run(ws, a, &[])),
         Command::SimProbe(a) => sim_probe::run(a),
         Command::Bench(a) => bench::run(a),
-        Command::MergeReports(a) => merge_reports::run(a),
+        Command::MergeReports(a) => onboard::delegate(|ws| merge_reports::run(ws, a)),
         Command::Bindgen(a) => bindgen::run(a),
         Command::CannCheck(a) => cann::run(a),
         Command::Soak(a) => soak::run(a),
         Command::Chaos(a) => chaos::run(a),
         Command::Features(a) => features::run(a),
-        Command::Cards(a) => cards::run(a),
-        Command::Archive(a) => archive::run(a),
+        Command::Cards(a) => onboard::delegate(|ws| cards::run(ws, a)),
+        Command::Archive(a) => onboard::delegate(|ws| archive::run(ws, a)),
         Command::Docs(a) => docs::run(a, &Cli::command()),
     }
 }

@@ -462,6 +462,7 @@ mod tests {
             "platform-a2a3",
             "cardguard-arches",
             "cardguard-reference",
+            "cardguard-cli",
             "cardguard-report",
             "cardguard-archive",
             "runner",
@@ -484,6 +485,7 @@ mod tests {
             "cardguard-report",
             "cardguard-archive",
             "cardguard-reference",
+            "cardguard-cli",
         ] {
             let tree = normal_tree(krate);
             assert!(

@@ -30,7 +30,8 @@ use platform_common::Arch;
 use platform_common::DeviceLease;
 use serde_json::{json, Value};
 
-use crate::onboard::build_suite;
+use crate::cargo_build::build_suite;
+use crate::workspace::Workspace;
 
 /// `--platform`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -53,6 +54,10 @@ pub struct Args {
     /// One JSON document instead of the table.
     #[arg(long)]
     json: bool,
+    /// The suite package whose binary names the platform's cards (default: the workspace's
+    /// suite package).
+    #[arg(long, value_name = "NAME")]
+    package: Option<String>,
     /// Clear card N's health record (the card was serviced), then show the survey.
     #[arg(long, value_name = "N")]
     clear: Option<u32>,
@@ -63,8 +68,12 @@ fn parse_arch(s: &str) -> Result<Arch, String> {
 }
 
 /// Runs the command.
-pub fn run(args: Args) -> ExitCode {
-    let surveyed = build_suite(false).and_then(|exe| {
+pub fn run(ws: &Workspace, args: Args) -> ExitCode {
+    let exe = ws
+        .suite(args.package.as_deref(), None)
+        .and_then(|suite| build_suite(ws, &suite, "dev"))
+        .map_err(|e| e.to_string());
+    let surveyed = exe.and_then(|exe| {
         let (platform, leases, cards) = platform_info(&exe, args.platform, args.arch)?;
         if let Some(card) = args.clear {
             let said = clear(&leases, cards, card)?;
@@ -296,7 +305,7 @@ mod tests {
     /// The suite binary's answer for simulated cards follows the variables a run reads.
     #[test]
     fn the_suite_binary_names_the_platform_its_cards_and_lock_dir() {
-        let exe = build_suite(false).expect("the suite binary builds");
+        let exe = crate::testing::builtin_suite();
         let tmp = tempfile::tempdir().unwrap();
         let out = Command::new(&exe)
             .args([

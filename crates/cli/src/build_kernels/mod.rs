@@ -1,4 +1,4 @@
-//! `cargo xtask build-kernels`: kernel binaries for simulated cards (host blobs, with the
+//! `build-kernels` (`cargo cardguard build-kernels`, `cargo xtask build-kernels`): kernel binaries for simulated cards (host blobs, with the
 //! `kernel-build` helper) or for real ones (AICore device binaries, with the CANN compiler).
 //!
 //! - `command`: the flags and the run of one build;

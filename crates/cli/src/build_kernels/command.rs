@@ -1,8 +1,8 @@
-//! `cargo xtask build-kernels --arch a5|a2a3 [--platform sim|onboard] [--source DIR]
+//! `cargo cardguard build-kernels --arch a5|a2a3 [--platform sim|onboard] [--source DIR]
 //! [--include DIR]... [--out DIR] [--compiler PATH]`.
 //!
 //! `--platform sim` (the default) compiles every `*.cpp` of `--source` (default `kernels/`) into
-//! host blobs `DIR/<arch>/<name>.so` (default `DIR` `target/kernels`) with the same helper
+//! host blobs `DIR/<arch>/<name>.so` (default `DIR` `kernels` in the workspace's target directory) with the same helper
 //! `platform-common`'s `build.rs` uses (the `kernel-build` crate). `--platform onboard` compiles
 //! them into AICore device binaries `DIR/<arch>/<name>.o` with the CANN compiler and writes
 //! `DIR/<arch>/manifest.json` (each kernel's file, block dim and argument count, read from the
@@ -18,6 +18,7 @@ use kernel_build::{builtin_kernels_dir, KernelBuild};
 use platform_common::Arch;
 
 use super::cann;
+use crate::workspace::Workspace;
 
 /// `--platform`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -53,7 +54,7 @@ pub struct Args {
 
 /// Runs the command: 0 when every binary built, 1 on a build failure or without a CANN
 /// compiler, 2 on bad usage.
-pub fn run(args: Args) -> ExitCode {
+pub fn run(ws: &Workspace, args: Args) -> ExitCode {
     let arch: Arch = match args.arch.parse() {
         Ok(a) => a,
         Err(e) => {
@@ -61,7 +62,7 @@ pub fn run(args: Args) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let out = args.out.clone().unwrap_or_else(default_out_dir);
+    let out = args.out.clone().unwrap_or_else(|| ws.target_dir.join("kernels"));
     let source = args.source.clone().unwrap_or_else(builtin_kernels_dir);
     let result = match args.platform {
         Platform::Sim => host_blobs(arch, &source, &args.include, &out).map(|n| {
@@ -134,7 +135,3 @@ fn device_binaries(arch: Arch, source: &Path, args: &Args, out: &Path) -> Result
     Ok(())
 }
 
-/// `target/kernels` under the workspace root.
-fn default_out_dir() -> PathBuf {
-    crate::onboard::workspace_root().join("target").join("kernels")
-}

@@ -1,4 +1,4 @@
-//! `cargo xtask merge-reports DIR... [--out DIR]`: join partitioned runs' reports into one.
+//! `cargo cardguard merge-reports DIR... [--out DIR]` (and `cargo xtask merge-reports`): join partitioned runs' reports into one.
 //!
 //! Each DIR is a run's report directory (it holds `report.json`). The merged `report.json` and a
 //! `junit.xml` regenerated from it are written to `--out` (default `target/onboard/merged` under the
@@ -9,10 +9,12 @@
 //! those), 2 for bad input (a missing directory or report, an unreadable report, a case present in
 //! two partitions, runs that disagree on arch, platform or `--flaky-result`), with a one-line error.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use cardguard_report::{merge, read_run_dirs, render_summary, write_merged, JUNIT_XML, REPORT_JSON};
+
+use crate::workspace::Workspace;
 
 /// Arguments.
 #[derive(Debug, clap::Args)]
@@ -25,17 +27,14 @@ pub struct Args {
     out: Option<PathBuf>,
 }
 
-fn default_out() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join("target")
-        .join("onboard")
-        .join("merged")
+/// `onboard/merged` under the workspace's target directory.
+fn default_out(ws: &Workspace) -> PathBuf {
+    ws.target_dir.join("onboard").join("merged")
 }
 
 /// Runs the command.
-pub fn run(args: Args) -> ExitCode {
-    let out = args.out.unwrap_or_else(default_out);
+pub fn run(ws: &Workspace, args: Args) -> ExitCode {
+    let out = args.out.unwrap_or_else(|| default_out(ws));
     let merged = read_run_dirs(&args.dirs).and_then(|sources| merge(&sources));
     let merged = match merged.and_then(|m| write_merged(&out, &m).map(|()| m)) {
         Ok(m) => m,

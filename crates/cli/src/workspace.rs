@@ -1,0 +1,275 @@
+//! The cargo workspace a command works in, read from `cargo metadata --no-deps` (any workspace,
+//! not only this repository's), and which of its packages is the suite.
+//!
+//! A suite package is a package with a binary target that depends on the `runner` crate (a normal
+//! dependency), or the `runner` package itself (its `cardguard-suite`, the built-in suite). The
+//! tool's own package (`cargo-cardguard`) is no suite. `--package NAME` picks one; without it the
+//! workspace's default (xtask: `runner`) or its only suite package is taken, and anything else is a
+//! one-line usage error naming the candidates (exit 2).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde::Deserialize;
+
+/// The package of the built-in suite (its binary `cardguard-suite`).
+pub const BUILTIN_PACKAGE: &str = "runner";
+
+/// The built-in suite's binary.
+pub const BUILTIN_BINARY: &str = "cardguard-suite";
+
+/// The package of this tool (it depends on the runner but is no suite).
+pub const TOOL_PACKAGE: &str = "cargo-cardguard";
+
+/// Why a command stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Bad usage or a workspace without the asked package: exit 2.
+    #[error("{0}")]
+    Usage(String),
+    /// A build, a cargo query, a child or a write failed: exit 1.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl Error {
+    /// The exit status of this error: 2 for usage, 1 otherwise.
+    pub fn exit_code(&self) -> std::process::ExitCode {
+        match self {
+            Error::Usage(_) => std::process::ExitCode::from(2),
+            Error::Failed(_) => std::process::ExitCode::FAILURE,
+        }
+    }
+}
+
+/// One package of the workspace, as far as the commands care.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Package {
+    /// Its name.
+    pub name: String,
+    /// Its binary targets.
+    pub bins: Vec<String>,
+    /// Whether it has a normal dependency on the runner.
+    pub depends_on_runner: bool,
+}
+
+impl Package {
+    /// Whether it can be a suite package: the runner itself, or a binary crate over the runner.
+    pub fn is_suite(&self) -> bool {
+        self.name == BUILTIN_PACKAGE
+            || (self.name != TOOL_PACKAGE && self.depends_on_runner && !self.bins.is_empty())
+    }
+}
+
+/// The suite a command builds: its package and binary.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SuitePackage {
+    /// The package.
+    pub package: String,
+    /// Its binary.
+    pub binary: String,
+}
+
+/// The workspace: its root, its target directory and its packages.
+#[derive(Debug, Clone)]
+pub struct Workspace {
+    /// The workspace root (cargo runs there).
+    pub root: PathBuf,
+    /// Cargo's target directory (`CARGO_TARGET_DIR` or the workspace's).
+    pub target_dir: PathBuf,
+    /// The workspace members.
+    pub packages: Vec<Package>,
+    /// The package taken when `--package` is not given (xtask: the built-in suite).
+    pub default_package: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Metadata {
+    workspace_root: PathBuf,
+    target_directory: PathBuf,
+    packages: Vec<MetaPackage>,
+}
+
+#[derive(Debug, Deserialize)]
+struct MetaPackage {
+    name: String,
+    #[serde(default)]
+    targets: Vec<MetaTarget>,
+    #[serde(default)]
+    dependencies: Vec<MetaDependency>,
+}
+
+#[derive(Debug, Deserialize)]
+struct MetaTarget {
+    name: String,
+    #[serde(default)]
+    kind: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct MetaDependency {
+    name: String,
+    /// `null` for a normal dependency, `"dev"` or `"build"` otherwise.
+    #[serde(default)]
+    kind: Option<String>,
+}
+
+/// The cargo to run: `CARGO` (set when cargo runs a subcommand, a build script or a test), else
+/// `cargo` on PATH.
+pub fn cargo() -> Command {
+    Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+}
+
+impl Workspace {
+    /// The workspace of `dir` (cargo's search: `dir` and its parents), from `cargo metadata`.
+    pub fn discover(dir: &Path) -> Result<Self, Error> {
+        let out = cargo()
+            .current_dir(dir)
+            .args(["metadata", "--format-version", "1", "--no-deps", "--quiet"])
+            .stderr(Stdio::piped())
+            .output()
+            .map_err(|e| Error::Failed(format!("cannot run cargo metadata: {e}")))?;
+        if !out.status.success() {
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let line = stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or_default();
+            return Err(Error::Usage(format!(
+                "no cargo workspace at {}: {}",
+                dir.display(),
+                line.strip_prefix("error: ").unwrap_or(line)
+            )));
+        }
+        Self::from_metadata(&out.stdout)
+    }
+
+    /// The workspace that `cargo metadata --format-version 1 --no-deps` printed as `json`.
+    pub fn from_metadata(json: &[u8]) -> Result<Self, Error> {
+        let meta: Metadata = serde_json::from_slice(json)
+            .map_err(|e| Error::Failed(format!("cargo metadata printed no workspace: {e}")))?;
+        let packages = meta
+            .packages
+            .into_iter()
+            .map(|p| Package {
+                bins: p
+                    .targets
+                    .iter()
+                    .filter(|t| t.kind.iter().any(|k| k == "bin"))
+                    .map(|t| t.name.clone())
+                    .collect(),
+                depends_on_runner: p
+                    .dependencies
+                    .iter()
+                    .any(|d| d.name == BUILTIN_PACKAGE && d.kind.is_none()),
+                name: p.name,
+            })
+            .collect();
+        Ok(Workspace {
+            root: meta.workspace_root,
+            target_dir: meta.target_directory,
+            packages,
+            default_package: None,
+        })
+    }
+
+    /// The suite package and binary: `package` when given (`bin` picks among its binaries), else
+    /// the default package, else the only suite package of the workspace.
+    pub fn suite(&self, package: Option<&str>, bin: Option<&str>) -> Result<SuitePackage, Error> {
+        let candidates: Vec<&str> = self
+            .packages
+            .iter()
+            .filter(|p| p.is_suite())
+            .map(|p| p.name.as_str())
+            .collect();
+        let name = match (package, self.default_package.as_deref(), candidates.as_slice()) {
+            (Some(p), _, _) | (None, Some(p), _) => p,
+            (None, None, [only]) => only,
+            (None, None, []) => {
+                return Err(Error::Usage(format!(
+                    "no suite package in the workspace at {} (a suite is a package with a binary that depends on runner; packages: {})",
+                    self.root.display(),
+                    list(self.packages.iter().map(|p| p.name.as_str()))
+                )))
+            }
+            (None, None, many) => {
+                return Err(Error::Usage(format!(
+                    "several suite packages in the workspace ({}): name one with --package",
+                    many.join(", ")
+                )))
+            }
+        };
+        let Some(pkg) = self.packages.iter().find(|p| p.name == name) else {
+            return Err(Error::Usage(format!(
+                "--package {name}: no such package in the workspace at {} (suite packages: {})",
+                self.root.display(),
+                list(candidates.iter().copied())
+            )));
+        };
+        if pkg.name == BUILTIN_PACKAGE {
+            return Ok(SuitePackage {
+                package: pkg.name.clone(),
+                binary: bin.unwrap_or(BUILTIN_BINARY).to_owned(),
+            });
+        }
+        if !pkg.is_suite() {
+            return Err(Error::Usage(format!(
+                "--package {name} is no suite: a suite is a package with a binary that depends on runner (suite packages: {})",
+                list(candidates.iter().copied())
+            )));
+        }
+        let binary = match (bin, pkg.bins.as_slice()) {
+            (Some(b), _) if pkg.bins.iter().any(|x| x == b) => b.to_owned(),
+            (Some(b), _) => {
+                return Err(Error::Usage(format!(
+                    "--bin {b}: package {name} has no such binary (binaries: {})",
+                    list(pkg.bins.iter().map(String::as_str))
+                )))
+            }
+            (None, [only]) => only.clone(),
+            (None, _) => {
+                return Err(Error::Usage(format!(
+                    "--package {name} has several binaries ({}): name the suite with --bin",
+                    list(pkg.bins.iter().map(String::as_str))
+                )))
+            }
+        };
+        Ok(SuitePackage {
+            package: pkg.name.clone(),
+            binary,
+        })
+    }
+}
+
+fn list<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    let names: Vec<&str> = names.collect();
+    if names.is_empty() {
+        "none".into()
+    } else {
+        names.join(", ")
+    }
+}
+
+/// Takes `--package NAME` (or `--package=NAME`) out of the arguments, wherever it stands.
+pub fn split_package(args: Vec<String>) -> Result<(Option<String>, Vec<String>), String> {
+    let mut package = None;
+    let mut rest = Vec::with_capacity(args.len());
+    let mut it = args.into_iter();
+    while let Some(a) = it.next() {
+        let value = if a == "--package" {
+            Some(it.next().ok_or("--package needs a package name")?)
+        } else {
+            a.strip_prefix("--package=").map(str::to_owned)
+        };
+        match value {
+            None => rest.push(a),
+            Some(v) if v.is_empty() || v.starts_with('-') => {
+                return Err(format!("--package needs a package name, not {v:?}"))
+            }
+            Some(v) if package.is_some() => return Err(format!("--package is given twice (second: {v:?})")),
+            Some(v) => package = Some(v),
+        }
+    }
+    Ok((package, rest))
+}
+
+#[cfg(test)]
+#[path = "workspace_tests.rs"]
+mod tests;
