@@ -201,7 +201,10 @@ fn a_path_package_id_names_its_directory() {
         runner_source_dir("path+file:///src/cardguard/crates/runner#0.1.0"),
         Some(PathBuf::from("/src/cardguard/crates/runner"))
     );
-    assert_eq!(runner_source_dir("registry+https://github.com/rust-lang/crates.io-index#runner@0.1.0"), None);
+    assert_eq!(
+        runner_source_dir("registry+https://github.com/rust-lang/crates.io-index#runner@0.1.0"),
+        None
+    );
 }
 
 /// `git rev-parse HEAD` of the workspace and whether tracked files changed; `None` outside git.

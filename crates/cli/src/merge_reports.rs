@@ -57,7 +57,10 @@ pub fn run(ws: &Workspace, args: Args) -> ExitCode {
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use super::*;
+    use crate::testing::repository;
     use cardguard_report::{
         read_report, Attempt, AttemptOutcome, DriverReport, FlakyResult, Platform, RunBuilder, RunInfo,
     };
@@ -106,7 +109,7 @@ mod tests {
         let a = run_dir(tmp.path(), "p1", &["A::x", "A::y"]);
         let b = run_dir(tmp.path(), "p2", &["B::z"]);
         let out = tmp.path().join("merged");
-        assert_eq!(run(args(vec![a, b], &out)), ExitCode::SUCCESS);
+        assert_eq!(run(&repository(), args(vec![a, b], &out)), ExitCode::SUCCESS);
         let merged = read_report(&out.join(REPORT_JSON)).unwrap();
         assert_eq!(merged.summary.total, 3);
         assert_eq!(merged.summary.passed, 3);
@@ -119,9 +122,12 @@ mod tests {
         let a = run_dir(tmp.path(), "p1", &["A::x"]);
         let dup = run_dir(tmp.path(), "p2", &["A::x"]);
         let out = tmp.path().join("merged");
-        assert_eq!(run(args(vec![a.clone(), dup], &out)), ExitCode::from(2));
         assert_eq!(
-            run(args(vec![a, tmp.path().join("missing")], &out)),
+            run(&repository(), args(vec![a.clone(), dup], &out)),
+            ExitCode::from(2)
+        );
+        assert_eq!(
+            run(&repository(), args(vec![a, tmp.path().join("missing")], &out)),
             ExitCode::from(2)
         );
         assert!(!out.exists());

@@ -42,7 +42,11 @@ fn usage(r: Result<SuitePackage, Error>) -> String {
 
 #[test]
 fn the_one_suite_package_is_found_without_package() {
-    let ws = workspace(&[("my-suite", &["my-suite"], true), ("helpers", &[], true), ("tool", &["tool"], false)]);
+    let ws = workspace(&[
+        ("my-suite", &["my-suite"], true),
+        ("helpers", &[], true),
+        ("tool", &["tool"], false),
+    ]);
     let s = ws.suite(None, None).unwrap();
     assert_eq!((s.package.as_str(), s.binary.as_str()), ("my-suite", "my-suite"));
     assert_eq!(ws.root, Path::new("/ws"));
@@ -51,9 +55,16 @@ fn the_one_suite_package_is_found_without_package() {
 
 #[test]
 fn several_suite_packages_are_an_error_naming_them() {
-    let ws = workspace(&[("a-suite", &["a"], true), ("b-suite", &["b"], true), (TOOL_PACKAGE, &["cargo-cardguard"], true)]);
+    let ws = workspace(&[
+        ("a-suite", &["a"], true),
+        ("b-suite", &["b"], true),
+        (TOOL_PACKAGE, &["cargo-cardguard"], true),
+    ]);
     let e = usage(ws.suite(None, None));
-    assert_eq!(e, "several suite packages in the workspace (a-suite, b-suite): name one with --package");
+    assert_eq!(
+        e,
+        "several suite packages in the workspace (a-suite, b-suite): name one with --package"
+    );
     assert_eq!(ws.suite(Some("b-suite"), None).unwrap().binary, "b");
 }
 
@@ -69,7 +80,10 @@ fn no_suite_package_is_an_error_naming_the_packages() {
 fn an_unknown_or_non_suite_package_is_an_error_naming_the_candidates() {
     let ws = workspace(&[("my-suite", &["my-suite"], true), ("tool", &["tool"], false)]);
     let e = usage(ws.suite(Some("my-suit"), None));
-    assert_eq!(e, "--package my-suit: no such package in the workspace at /ws (suite packages: my-suite)");
+    assert_eq!(
+        e,
+        "--package my-suit: no such package in the workspace at /ws (suite packages: my-suite)"
+    );
     let e = usage(ws.suite(Some("tool"), None));
     assert!(e.starts_with("--package tool is no suite"), "{e}");
     assert!(!e.contains('\n'), "{e}");
@@ -80,21 +94,31 @@ fn several_binaries_need_bin() {
     let ws = workspace(&[("my-suite", &["one", "two"], true)]);
     assert!(usage(ws.suite(None, None)).ends_with("(one, two): name the suite with --bin"));
     assert_eq!(ws.suite(None, Some("two")).unwrap().binary, "two");
-    assert!(usage(ws.suite(None, Some("three"))).starts_with("--bin three: package my-suite has no such binary"));
+    assert!(
+        usage(ws.suite(None, Some("three"))).starts_with("--bin three: package my-suite has no such binary")
+    );
 }
 
 #[test]
 fn the_default_package_and_the_builtin_suite() {
-    let mut ws = workspace(&[("runner", &[], false), ("onboard-suite", &["onboard-suite"], true)]);
-    assert!(usage(ws.suite(None, None)).starts_with("several suite packages in the workspace (runner, onboard-suite)"));
+    let mut ws = workspace(&[
+        ("runner", &[], false),
+        ("onboard-suite", &["onboard-suite"], true),
+    ]);
+    assert!(usage(ws.suite(None, None))
+        .starts_with("several suite packages in the workspace (runner, onboard-suite)"));
     ws.default_package = Some(BUILTIN_PACKAGE.to_owned());
     let s = ws.suite(None, None).unwrap();
-    assert_eq!((s.package.as_str(), s.binary.as_str()), ("runner", BUILTIN_BINARY));
+    assert_eq!(
+        (s.package.as_str(), s.binary.as_str()),
+        ("runner", BUILTIN_BINARY)
+    );
 }
 
 #[test]
 fn package_is_taken_out_wherever_it_stands() {
-    let (p, rest) = split_package(strings(&["--arch", "a5", "--package", "onboard-suite", "--list"])).unwrap();
+    let (p, rest) =
+        split_package(strings(&["--arch", "a5", "--package", "onboard-suite", "--list"])).unwrap();
     assert_eq!(p.as_deref(), Some("onboard-suite"));
     assert_eq!(rest, ["--arch", "a5", "--list"]);
     let (p, rest) = split_package(strings(&["--package=x", "--arch", "a5"])).unwrap();

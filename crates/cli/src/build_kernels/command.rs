@@ -134,4 +134,3 @@ fn device_binaries(arch: Arch, source: &Path, args: &Args, out: &Path) -> Result
     );
     Ok(())
 }
-

@@ -281,18 +281,18 @@ struct Block {
 /// then the longest first), each block cut into pieces of at most `cap` ms (longest cases first
 /// into the lightest piece).
 fn multi_blocks(w: &Workload, cap: u64) -> Vec<Block> {
-    let mut groups: Vec<(usize, usize, Vec<(usize, u64)>)> = Vec::new();
+    // (runtime, width) -> its (case, estimated ms); the blocks are sorted below, so the map's
+    // order does not reach the plan.
+    let mut groups: std::collections::BTreeMap<(usize, usize), Vec<(usize, u64)>> =
+        std::collections::BTreeMap::new();
     for m in w.multi.iter().filter(|m| m.cards <= w.cards) {
-        match groups
-            .iter_mut()
-            .find(|(r, n, _)| *r == m.runtime && *n == m.cards)
-        {
-            Some(g) => g.2.push((m.case, m.ms)),
-            None => groups.push((m.runtime, m.cards, vec![(m.case, m.ms)])),
-        }
+        groups
+            .entry((m.runtime, m.cards))
+            .or_default()
+            .push((m.case, m.ms));
     }
     let mut blocks = Vec::new();
-    for (runtime, n, mut cases) in groups {
+    for ((runtime, n), mut cases) in groups {
         cases.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         let total: u64 = cases.iter().map(|c| c.1).sum();
         let k = (total.div_ceil(cap.max(1)) as usize).clamp(1, cases.len());
