@@ -135,3 +135,39 @@ fn package_is_taken_out_wherever_it_stands() {
         assert!(e.starts_with("--package "), "{bad:?}: {e}");
     }
 }
+
+#[test]
+fn a_switch_is_taken_out_wherever_it_stands() {
+    let (on, rest) = split_flag(strings(&["--arch", "a5", "--release", "--list"]), "--release");
+    assert!(on);
+    assert_eq!(rest, ["--arch", "a5", "--list"]);
+    let (on, rest) = split_flag(strings(&["--arch", "a5"]), "--release");
+    assert_eq!((on, rest), (false, strings(&["--arch", "a5"])));
+}
+
+#[test]
+fn a_manifest_path_names_its_workspace_from_anywhere() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap();
+    let ws = Workspace::discover_manifest(&repo.join("crates/runner/Cargo.toml")).unwrap();
+    assert_eq!(ws.root, repo);
+    assert!(ws.packages.iter().any(|p| p.name == BUILTIN_PACKAGE));
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("Cargo.toml");
+    match Workspace::discover_manifest(&missing) {
+        Err(Error::Usage(m)) => assert!(
+            m.starts_with(&format!("no cargo workspace at {}: ", missing.display())),
+            "{m}"
+        ),
+        other => panic!("{other:?}"),
+    }
+    match Workspace::discover(dir.path()) {
+        Err(Error::Usage(m)) => assert!(
+            m.starts_with(&format!("no cargo workspace at {}: ", dir.path().display())),
+            "{m}"
+        ),
+        other => panic!("{other:?}"),
+    }
+}
