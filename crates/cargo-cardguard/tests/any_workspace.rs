@@ -491,7 +491,6 @@ fn outside_any_cargo_workspace_is_one_line_naming_it() {
 fn bad_usage_is_one_line_and_exit_2() {
     for (args, needle) in [
         (&["cardguard", "frobnicate"][..], "'frobnicate'"),
-        (&["cardguard"], "cargo cardguard <COMMAND>"),
         (&["cardguard", "archive", "--arch", "a5"], "--output"),
         (&["cardguard", "run", "--package"], "--package"),
         (&["cardguard", "cards", "--clear", "x"], "--clear"),
@@ -502,6 +501,15 @@ fn bad_usage_is_one_line_and_exit_2() {
         assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
         assert!(stderr.contains(needle), "{args:?}: {stderr}");
     }
+    // No command: the commands are listed, still exit 2.
+    let out = Command::new(BIN).arg("cardguard").output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("Usage: cargo cardguard [OPTIONS] <COMMAND>"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("merge-reports"), "{stderr}");
 }
 
 /// `cargo cardguard pytest` is `cardguard pytest`: the same code, the same error for an

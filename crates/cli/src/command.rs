@@ -102,6 +102,11 @@ pub fn main(
             let _ = e.print();
             return ExitCode::SUCCESS;
         }
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            // No command: the list of them, on stderr.
+            let _ = e.print();
+            return ExitCode::from(2);
+        }
         Err(e) => {
             eprintln!("error: {}", platform_common::message::one_line(&e.to_string()));
             return ExitCode::from(2);
