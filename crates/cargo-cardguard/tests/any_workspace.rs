@@ -9,8 +9,10 @@
 //! and `pytest` (the `cardguard pytest` code, no workspace needed) are one-line errors, exit 2.
 //!
 //! The temp crate shares this build's target directory (`CARGO_TARGET_DIR`), this workspace's
-//! `Cargo.lock` and its `[profile]` settings, so its dependencies are the ones already built, not
-//! a cold build of minutes; the network is off (`CARGO_NET_OFFLINE`). Every run setting (sim
+//! `Cargo.lock` and its `[profile]` settings, so its registry dependencies are the ones already
+//! built, not a cold build of minutes (cardguard's own crates build once more the first time:
+//! cargo hashes another workspace's path dependencies apart from this workspace's members); the
+//! network is off (`CARGO_NET_OFFLINE`). Every run setting (sim
 //! root, lock dir, report dir, temp dir, short sim timeouts) is given to the child processes.
 
 use std::path::{Path, PathBuf};

@@ -293,5 +293,4 @@ pub fn split_flag(args: Vec<String>, flag: &str) -> (bool, Vec<String>) {
 }
 
 #[cfg(test)]
-#[path = "workspace_tests.rs"]
 mod tests;
