@@ -365,7 +365,7 @@ fn a_package_without_one_suite_binary_is_a_usage_error() {
     let out = dir.path().join("x.tar.zst");
     for (args, needle) in [
         (vec!["--package", "no-such-package"], "no such package"),
-        (vec!["--package", "platform-common"], "has no binary"),
+        (vec!["--package", "platform-common"], "is no suite"),
         (vec!["--package", "cardguard-test-support"], "several binaries"),
         (vec!["--package", "runner", "--bin", "nope"], "no such binary"),
         // A binary that is not a suite: it cannot say which kernels it needs.

@@ -27,14 +27,6 @@ pub enum DriverCall {
     CreateStream,
     /// `aclrtDestroyStream`.
     DestroyStream,
-    /// `aclrtSetStreamFailureMode`.
-    SetStreamFailureMode,
-    /// `aclrtDestroyStreamForce`.
-    DestroyStreamForce,
-    /// `aclrtMemcpyAsync` device to device (an SDMA copy).
-    SdmaCopy,
-    /// `aclFinalize`.
-    Finalize,
     /// `aclrtSynchronizeStreamWithTimeout`.
     SynchronizeStreamWithTimeout,
     /// `aclrtSynchronizeDeviceWithTimeout`.
@@ -57,6 +49,14 @@ pub enum DriverCall {
     HalResMap,
     /// `halMemCtl` (a2a3: register window plus the partial-good mask).
     HalMemCtl,
+    /// `aclrtSetStreamFailureMode`.
+    SetStreamFailureMode,
+    /// `aclrtDestroyStreamForce`.
+    DestroyStreamForce,
+    /// `aclrtMemcpyAsync` device to device (an SDMA copy).
+    SdmaCopy,
+    /// `aclFinalize`.
+    Finalize,
 }
 
 impl DriverCall {
