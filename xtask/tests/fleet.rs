@@ -7,7 +7,11 @@
 //!
 //! The archive is built with the dev profile (the workflow's `ARCHIVE_PROFILE` is `release`;
 //! the test overrides it, as the archive test does, to share the debug build the other tests make
-//! instead of a release build of several minutes). When `actionlint` is not on `PATH` the lint
+//! instead of a release build of several minutes). The test's checkouts are empty job dirs: the
+//! workflow's `CARDGUARD_SRC` (`.`) becomes this repository's root, `SUITE_PACKAGE` (empty: the
+//! one suite package) the built-in suite's `runner` (this workspace has several suite packages),
+//! and `cargo install` of cargo-cardguard links the debug binary built here (see
+//! `fleet_support::cargo_shim`). When `actionlint` is not on `PATH` the lint
 //! test says so and passes; `.ci/run` installs it, so CI always lints.
 
 mod fleet_support;
@@ -19,7 +23,6 @@ use std::process::Command;
 use cardguard_archive::unpack;
 use fleet_support::{cargo_shim, run_job, scalar, Artifacts, Context, JobEnv, Workflow};
 
-const XTASK: &str = env!("CARGO_BIN_EXE_xtask");
 const WORKFLOW: &str = "ci/github/onboard-fleet.yml";
 const LINT_CONFIG: &str = "ci/github/actionlint.yaml";
 const ARCH: &str = "a5";
@@ -107,6 +110,18 @@ fn the_template_runs_only_when_dispatched_and_partitions_on_self_hosted_arch_run
     assert_eq!(options, ["a5", "a2a3"]);
 }
 
+/// The `cargo-cardguard` binary of this workspace (debug), built through cargo.
+fn build_cargo_cardguard() -> PathBuf {
+    let ws = cardguard_cli::Workspace::discover(&root()).unwrap();
+    cardguard_cli::cargo_build::cargo_build(
+        &ws,
+        &["-p", "cargo-cardguard", "--bin", "cargo-cardguard"],
+        "dev",
+        |a| a.name == "cargo-cardguard" && a.kind.iter().any(|k| k == "bin"),
+    )
+    .unwrap()
+}
+
 /// Case id -> outcome of a report dir's `report.json`.
 fn outcomes(dir: &Path) -> BTreeMap<String, String> {
     let text =
@@ -154,13 +169,20 @@ fn three_partitions_merged_equal_an_unpartitioned_run() {
         .set("inputs.platform", "sim")
         .set("inputs.args", "");
     let mut wf_env = wf.env(&ctx);
-    assert_eq!(wf_env.get("ARCHIVE_PROFILE").map(String::as_str), Some("release"));
-    wf_env.insert("ARCHIVE_PROFILE".into(), "dev".into());
-    let shim = cargo_shim(t, XTASK);
+    for (key, template, test) in [
+        ("ARCHIVE_PROFILE", "release", "dev"),
+        ("CARDGUARD_SRC", ".", root().to_str().unwrap()),
+        ("SUITE_PACKAGE", "", "runner"),
+    ] {
+        assert_eq!(wf_env.get(key).map(String::as_str), Some(template), "{key}");
+        wf_env.insert(key.into(), test.into());
+    }
+    let cargo_cardguard = build_cargo_cardguard();
     let checkout = |dir: PathBuf| {
         let mut env = wf_env.clone();
+        let shim = cargo_shim(&dir.with_extension("shim"), &cargo_cardguard, &root());
         let path = std::env::var_os("PATH").unwrap_or_default();
-        let mut dirs = vec![shim.clone()];
+        let mut dirs = vec![shim];
         dirs.extend(std::env::split_paths(&path));
         env.insert(
             "PATH".into(),

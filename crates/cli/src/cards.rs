@@ -157,7 +157,7 @@ pub fn clear(leases: &LeaseConfig, cards: u32, card: u32) -> Result<String, Stri
     lease
         .clear_health(
             "cards-clear",
-            "cleared by an operator (cargo xtask cards --clear)",
+            "cleared by an operator (cargo cardguard cards --clear)",
         )
         .map_err(|e| format!("--clear {card}: {}", error_chain(&e)))?;
     Ok(said)

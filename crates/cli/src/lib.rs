@@ -3,6 +3,7 @@
 //! binary is driven as a process (built through cargo, asked through its flags), so this crate
 //! links the formats (cardguard-report, cardguard-archive) and never the runner.
 //!
+//! - [`command`]: `cargo cardguard`'s command line and its dispatch;
 //! - [`workspace`]: the current workspace from `cargo metadata`, and its suite package;
 //! - [`cargo_build`]: building through cargo and reading its artifacts;
 //! - [`run`]: `run` / `list` / `show-config` (build the suite binary, run it);
@@ -15,6 +16,7 @@ pub mod archive;
 pub mod build_kernels;
 pub mod cards;
 pub mod cargo_build;
+pub mod command;
 pub mod merge_reports;
 pub mod run;
 #[cfg(test)]

@@ -114,6 +114,9 @@ struct MetaDependency {
     kind: Option<String>,
 }
 
+/// `cargo metadata`'s arguments: the workspace's own packages, as JSON.
+const METADATA: [&str; 5] = ["metadata", "--format-version", "1", "--no-deps", "--quiet"];
+
 /// The cargo to run: `CARGO` (set when cargo runs a subcommand, a build script or a test), else
 /// `cargo` on PATH.
 pub fn cargo() -> Command {
@@ -123,9 +126,21 @@ pub fn cargo() -> Command {
 impl Workspace {
     /// The workspace of `dir` (cargo's search: `dir` and its parents), from `cargo metadata`.
     pub fn discover(dir: &Path) -> Result<Self, Error> {
-        let out = cargo()
-            .current_dir(dir)
-            .args(["metadata", "--format-version", "1", "--no-deps", "--quiet"])
+        let mut cmd = cargo();
+        cmd.current_dir(dir).args(METADATA);
+        Self::metadata(cmd, dir)
+    }
+
+    /// The workspace of the package or workspace manifest `manifest` (`--manifest-path`).
+    pub fn discover_manifest(manifest: &Path) -> Result<Self, Error> {
+        let mut cmd = cargo();
+        cmd.args(METADATA).arg("--manifest-path").arg(manifest);
+        Self::metadata(cmd, manifest)
+    }
+
+    /// `cargo metadata` run as `cmd` (its error names `at`).
+    fn metadata(mut cmd: Command, at: &Path) -> Result<Self, Error> {
+        let out = cmd
             .stderr(Stdio::piped())
             .output()
             .map_err(|e| Error::Failed(format!("cannot run cargo metadata: {e}")))?;
@@ -134,7 +149,7 @@ impl Workspace {
             let line = stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or_default();
             return Err(Error::Usage(format!(
                 "no cargo workspace at {}: {}",
-                dir.display(),
+                at.display(),
                 line.strip_prefix("error: ").unwrap_or(line)
             )));
         }
@@ -268,6 +283,13 @@ pub fn split_package(args: Vec<String>) -> Result<(Option<String>, Vec<String>),
         }
     }
     Ok((package, rest))
+}
+
+/// Takes every `flag` (a switch without a value) out of the arguments: whether one was there.
+pub fn split_flag(args: Vec<String>, flag: &str) -> (bool, Vec<String>) {
+    let before = args.len();
+    let rest: Vec<String> = args.into_iter().filter(|a| a != flag).collect();
+    (rest.len() != before, rest)
 }
 
 #[cfg(test)]
@@ -406,6 +428,42 @@ mod tests {
         ] {
             let e = split_package(strings(bad)).unwrap_err();
             assert!(e.starts_with("--package "), "{bad:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_switch_is_taken_out_wherever_it_stands() {
+        let (on, rest) = split_flag(strings(&["--arch", "a5", "--release", "--list"]), "--release");
+        assert!(on);
+        assert_eq!(rest, ["--arch", "a5", "--list"]);
+        let (on, rest) = split_flag(strings(&["--arch", "a5"]), "--release");
+        assert_eq!((on, rest), (false, strings(&["--arch", "a5"])));
+    }
+
+    #[test]
+    fn a_manifest_path_names_its_workspace_from_anywhere() {
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../..")
+            .canonicalize()
+            .unwrap();
+        let ws = Workspace::discover_manifest(&repo.join("crates/runner/Cargo.toml")).unwrap();
+        assert_eq!(ws.root, repo);
+        assert!(ws.packages.iter().any(|p| p.name == BUILTIN_PACKAGE));
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("Cargo.toml");
+        match Workspace::discover_manifest(&missing) {
+            Err(Error::Usage(m)) => assert!(
+                m.starts_with(&format!("no cargo workspace at {}: ", missing.display())),
+                "{m}"
+            ),
+            other => panic!("{other:?}"),
+        }
+        match Workspace::discover(dir.path()) {
+            Err(Error::Usage(m)) => assert!(
+                m.starts_with(&format!("no cargo workspace at {}: ", dir.path().display())),
+                "{m}"
+            ),
+            other => panic!("{other:?}"),
         }
     }
 }

@@ -69,7 +69,9 @@ impl CodeClass {
                 "a device resource ran out; the runner force-resets the card and retries the case"
             }
             Self::Device => "the context is sticky: the runner force-resets the card and retries the case",
-            Self::Hardware => "the card needs service: it is quarantined until `cargo xtask cards --clear N`",
+            Self::Hardware => {
+                "the card needs service: it is quarantined until `cargo cardguard cards --clear N`"
+            }
             Self::Harness => "the harness could not reach the driver; no card was involved",
         }
     }
@@ -351,5 +353,5 @@ pub static CODE_TABLE: &[CodeInfo] = &[
         .hint("point ONBOARD_ACL_LIB or ASCEND_HOME_PATH at a CANN install that has it"),
     other(CodeSpace::Loader, CodeSource::Cardguard, 2, "CG_LOADER_BLOB_UNREADABLE", Harness,
         "the kernel blob's file could not be read for registration; the call never ran")
-        .hint("rebuild the kernels (cargo xtask build-kernels) and check the blob directory"),
+        .hint("rebuild the kernels (cargo cardguard build-kernels) and check the blob directory"),
 ];

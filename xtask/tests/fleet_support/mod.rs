@@ -5,9 +5,10 @@
 //! executed with bash as GitHub runs it (`bash --noprofile --norc -eo pipefail`). Artifacts are a
 //! directory per name: `actions/upload-artifact` copies its `path` in, `actions/download-artifact`
 //! copies a `name` (or each name of a `pattern`, into `path/<name>/`, as v4 does) out.
-//! `actions/checkout` marks a job that runs in a checkout: there `cargo` is a shim that runs the
-//! built xtask for `cargo xtask ...` (what the workspace alias runs) and refuses anything else. A
-//! job without a checkout is a card host: a cleared environment whose `PATH` has no cargo.
+//! `actions/checkout` marks a job that runs in a checkout: there `cargo` is a shim of the job's own
+//! (see [`cargo_shim`]) that knows `cargo install --path <cardguard>/crates/cargo-cardguard` and,
+//! once that ran in the job, `cargo cardguard ...`, and refuses anything else. A job without a
+//! checkout is a card host: a cleared environment whose `PATH` has no cargo.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -161,17 +162,55 @@ pub struct JobEnv {
 /// What a job's steps wrote to `$GITHUB_OUTPUT`, by step id.
 pub type Outputs = BTreeMap<String, BTreeMap<String, String>>;
 
-/// The `cargo` shim of a checkout: `cargo xtask ARGS` runs the built xtask, nothing else runs.
-pub fn cargo_shim(dir: &Path, xtask: &str) -> PathBuf {
+/// The `cargo` shim of a checkout, in `dir/shim-bin`: `cargo install [--locked] --path P` with
+/// P this repository's `crates/cargo-cardguard` installs the built `cargo_cardguard` binary into
+/// the shim's dir (a stand-in for the release build `cargo install` makes); `cargo cardguard
+/// ARGS` runs the installed one as cargo does (`cargo-cardguard cardguard ARGS`), with
+/// `--manifest-path` naming this repository (the stand-in for the checkout the job runs in: the
+/// test's job dirs are empty directories), and fails when the job installed nothing. Anything
+/// else is refused.
+pub fn cargo_shim(dir: &Path, cargo_cardguard: &Path, repo: &Path) -> PathBuf {
     use std::os::unix::fs::PermissionsExt;
     let bin = dir.join("shim-bin");
     std::fs::create_dir_all(&bin).unwrap();
     let shim = bin.join("cargo");
+    let crate_dir = repo.join("crates/cargo-cardguard").canonicalize().unwrap();
     std::fs::write(
         &shim,
         format!(
-            "#!/bin/bash\nif [ \"$1\" = xtask ]; then shift; exec '{xtask}' \"$@\"; fi\n\
-             echo \"cargo shim: the fleet workflow runs only cargo xtask, not: cargo $*\" >&2\nexit 127\n"
+            r#"#!/bin/bash
+bin=$(dirname "$0")
+case "$1" in
+  install)
+    shift
+    path=
+    while [ $# -gt 0 ]; do
+      case "$1" in
+        --locked) shift ;;
+        --path) path=$2; shift 2 ;;
+        *) echo "cargo shim: cargo install $1 is not what the fleet workflow runs" >&2; exit 2 ;;
+      esac
+    done
+    if [ -z "$path" ] || [ "$(cd "$path" && pwd -P)" != '{crate_dir}' ]; then
+      echo "cargo shim: cargo install --path '$path' is not cardguard's crates/cargo-cardguard" >&2
+      exit 2
+    fi
+    ln -sf '{bin}' "$bin/cargo-cardguard"
+    exit 0 ;;
+  cardguard)
+    if [ ! -x "$bin/cargo-cardguard" ]; then
+      echo "error: no such command: \`cardguard\` (the job installed no cargo-cardguard)" >&2
+      exit 101
+    fi
+    shift
+    exec "$bin/cargo-cardguard" cardguard --manifest-path '{manifest}' "$@" ;;
+esac
+echo "cargo shim: the fleet workflow runs only cargo install and cargo cardguard, not: cargo $*" >&2
+exit 127
+"#,
+            crate_dir = crate_dir.display(),
+            bin = cargo_cardguard.display(),
+            manifest = repo.join("Cargo.toml").display(),
         ),
     )
     .unwrap();

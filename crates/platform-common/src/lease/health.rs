@@ -39,7 +39,7 @@ pub enum HealthStatus {
     /// A run quarantined the card: the next run preflights it before giving it work.
     Quarantined,
     /// A preflight passed: the card was recovered (a driver reset between runs, a reboot); or an
-    /// operator cleared a `needs_service` record (`cargo xtask cards --clear N`).
+    /// operator cleared a `needs_service` record (`cargo cardguard cards --clear N`).
     Cleared,
     /// The card reported a hardware fault (HBM ECC, device memory, a link, the heartbeat, the hdc
     /// channel; `platform_common::CodeClass::Hardware`): a force reset does not fix it, so no run

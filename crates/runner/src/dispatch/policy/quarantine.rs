@@ -48,7 +48,7 @@ pub fn hardware_fault(device: DeviceId, physical: u32, code: Code, case: &str) -
     let meaning = code.info().map_or("a hardware fault", |i| i.meaning);
     format!(
         "needs service: card {}reported {code} ({meaning}) in {case}; a force reset does not fix \
-         it; clear it with `cargo xtask cards --clear {physical}` once serviced",
+         it; clear it with `cargo cardguard cards --clear {physical}` once serviced",
         named(device, physical)
     )
 }
@@ -58,7 +58,7 @@ pub fn hardware_fault(device: DeviceId, physical: u32, code: Code, case: &str) -
 pub fn still_needs_service(device: DeviceId, physical: u32, remembered: &str) -> String {
     format!(
         "needs service: card {}has a health record that says {remembered}; clear it with \
-         `cargo xtask cards --clear {physical}` once serviced",
+         `cargo cardguard cards --clear {physical}` once serviced",
         named(device, physical)
     )
 }
@@ -192,7 +192,7 @@ mod tests {
             "{r}"
         );
         assert!(
-            r.contains("in A::x;") && r.ends_with("`cargo xtask cards --clear 5` once serviced"),
+            r.contains("in A::x;") && r.ends_with("`cargo cardguard cards --clear 5` once serviced"),
             "{r}"
         );
         let r = hardware_fault(2, 2, ecc, "A::x");

@@ -18,7 +18,7 @@
 //!   link, the heartbeat, the hdc channel) is taken out at once, "needs service", recorded so
 //!   (`needs_service`): no force-reset loop, its lane gets no more work, the failed case is
 //!   retried on another card, and later runs skip the card (no preflight either) until an operator
-//!   clears the record (`cargo xtask cards --clear N`).
+//!   clears the record (`cargo cardguard cards --clear N`).
 //!
 //! This file owns those steps. The decisions are the policy's (`lane_exit`'s preflight step,
 //! `strikes`, `quarantine`'s reasons); the record files are the process layer's. It never judges
