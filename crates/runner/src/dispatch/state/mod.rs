@@ -33,6 +33,7 @@ mod lane;
 mod machine;
 mod messages;
 mod output;
+mod placement;
 mod plan_queues;
 mod planned;
 mod reserve;
