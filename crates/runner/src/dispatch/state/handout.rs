@@ -206,6 +206,10 @@ impl DispatchState {
 
     fn assign(&mut self, lane: LaneId, unit: Unit) {
         self.batch_seq += 1;
+        if !self.retry_waits.is_empty() {
+            // A retry handed out waits no more.
+            self.retry_waits.retain(|w| !unit.cases.contains(&w.case));
+        }
         let cases: Vec<String> = unit.cases.iter().map(|&i| self.work.case(i).id.clone()).collect();
         let now = self.now;
         let l = &mut self.lanes[lane];
