@@ -10,7 +10,7 @@
 //! launch; one SDMA fault (`sdma_fault@2` on every card: the SDMA class's second copy, on the card
 //! that runs the class); `class` and `case` clean.
 //!
-//! A fault's overhead in a run is that run's wall time minus the clean runs' median; its floor is
+//! A fault's overhead in a run is that run's wall time minus its round's clean run's; its floor is
 //! computed from the same run's measured parts: the time to detect the fault (the op-execute
 //! timeout; otherwise the failed attempt's own duration, less the card's recovery inside it: a
 //! standalone case's close is part of its attempt), the SDMA handoff waits and every force reset
@@ -178,15 +178,15 @@ pub fn recovery(
         let walls: Vec<Duration> = runs[c].iter().map(|r| r.wall).collect();
         &runs[c][median_index(&walls).unwrap_or(0)]
     };
-    let clean = ms(median(0).wall);
-    // Every run of a fault is judged against the clean median: the worst one counts.
+    // Every run of a fault is judged against the clean run of its round (round robin: the two ran
+    // under about the same load): the worst one counts.
     let mut worst: f64 = 0.0;
     let mut missed: Vec<String> = Vec::new();
     for (c, cfg) in CONFIGS.iter().enumerate().filter(|(_, c)| c.fault.is_some()) {
         let mut judged: Vec<(f64, f64, f64)> = Vec::new();
         for (r, run) in runs[c].iter().enumerate() {
             let floor = floor(cfg.name, run, s.op_timeout_ms as f64)?;
-            let overhead = ms(run.wall) - clean;
+            let overhead = ms(run.wall) - ms(runs[0][r].wall);
             let ratio = overhead / floor.total();
             let _ = writeln!(
                 log,
@@ -215,6 +215,7 @@ pub fn recovery(
             judged.len()
         );
     }
+    let clean = ms(median(0).wall);
     let mut case_x = 1.0;
     for (c, cfg) in CONFIGS.iter().enumerate().filter(|(_, c)| c.fault.is_none()) {
         let wall = ms(median(c).wall);
@@ -249,8 +250,11 @@ pub fn floor(name: &str, run: &RunOut, op_timeout_ms: f64) -> Result<Floor, Stri
     let card = first.device.ok_or("the failed attempt has no card")?;
     let t0 = first.started_ms;
     let timed_out = matches!(name, "op_timeout" | "fresh_process");
-    // The chain on the card ends with the first worker built there after the fault (the rebuild
-    // after an in-process reset, or the fresh process's init); the retry may run elsewhere first.
+    // The chain on the card ends with the first worker built there after the failed attempt (the
+    // rebuild after an in-process reset, the fresh process's init, or the next standalone case's
+    // worker: a standalone attempt's own worker is built before it starts, in its start's
+    // millisecond); the retry may run elsewhere first.
+    let attempt_end = t0 + first.duration_ms;
     let (built_ms, init) = run
         .journal
         .iter()
@@ -261,7 +265,7 @@ pub fn floor(name: &str, run: &RunOut, op_timeout_ms: f64) -> Result<Floor, Stri
                 action: WorkerAction::Built,
                 init_ms: Some(init_ms),
                 ..
-            } if *device == card && *at_ms >= t0 => Some((*at_ms, *init_ms)),
+            } if *device == card && *at_ms >= attempt_end => Some((*at_ms, *init_ms)),
             _ => None,
         })
         .ok_or_else(|| format!("fault {name}: no worker was built on card {card} after the fault"))?;
@@ -290,7 +294,6 @@ pub fn floor(name: &str, run: &RunOut, op_timeout_ms: f64) -> Result<Floor, Stri
     let resets: u64 = steps.iter().map(|s| s.2).sum();
     // A standalone case's close is part of its attempt: the recovery inside the failed attempt's
     // own duration is counted once, as recovery, not as detection.
-    let attempt_end = t0 + first.duration_ms;
     let inside: u64 = steps
         .iter()
         .filter(|s| s.0 <= attempt_end)
