@@ -250,11 +250,24 @@ pub fn floor(name: &str, run: &RunOut, op_timeout_ms: f64) -> Result<Floor, Stri
     let card = first.device.ok_or("the failed attempt has no card")?;
     let t0 = first.started_ms;
     let timed_out = matches!(name, "op_timeout" | "fresh_process");
-    // The chain on the card ends with the first worker built there after the failed attempt (the
-    // rebuild after an in-process reset, the fresh process's init, or the next standalone case's
-    // worker: a standalone attempt's own worker is built before it starts, in its start's
-    // millisecond); the retry may run elsewhere first.
-    let attempt_end = t0 + first.duration_ms;
+    // The chain on the card ends with the first worker built there after the failed attempt ended
+    // (the rebuild after an in-process reset, the fresh process's init, or the next standalone
+    // case's worker: a standalone attempt's own worker is built before it starts, in its start's
+    // millisecond); the retry may run elsewhere first. Its end is when the dispatcher had its
+    // verdict: every health event the lane stamped before it is stamped earlier.
+    let attempt_end = run
+        .journal
+        .iter()
+        .find_map(|e| match e {
+            Event::CaseFinished {
+                at_ms,
+                id,
+                attempt: 1,
+                ..
+            } if *id == trigger.id => Some(*at_ms),
+            _ => None,
+        })
+        .unwrap_or(t0 + first.duration_ms);
     let (built_ms, init) = run
         .journal
         .iter()
