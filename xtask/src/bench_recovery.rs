@@ -291,9 +291,15 @@ pub fn floor(name: &str, run: &RunOut, op_timeout_ms: f64) -> Result<Floor, Stri
         .map(|h| h.as_slice())
         .unwrap_or_default()
         .iter()
-        .filter(|h| h.at_ms >= t0 && h.at_ms <= built_ms)
-        // A reset of a case that poisons its card on purpose is not the fault's.
-        .filter(|h| h.case.as_deref().map_or(true, |c| c == trigger.id))
+        // An event the dispatcher filed under the trigger is the fault's even when the lane
+        // stamped it before the dispatcher read the case's start (a fault at once, a busy host);
+        // one filed under no case, from the attempt's start. A reset of a case that poisons its
+        // card on purpose is not the fault's.
+        .filter(|h| h.at_ms <= built_ms)
+        .filter(|h| match h.case.as_deref() {
+            Some(c) => c == trigger.id,
+            None => h.at_ms >= t0,
+        })
         .filter_map(|h| match &h.event {
             CardEvent::Device(e) => match e.kind {
                 HealthEventKind::SdmaHandoffWait { wait_ms, .. } => Some((h.at_ms, wait_ms, 0)),
