@@ -22,7 +22,7 @@ use rustc_hash::FxHashMap;
 use super::card::{Card, CardSeed, Strikes};
 use super::event::{Action, Event};
 use super::lane::{Lane, Phase};
-use super::placement::RetryWait;
+use super::retry_wait::RetryWait;
 use super::work::Work;
 use crate::dispatch::policy::{self, Isolation, Limits};
 use crate::report::model::{Event as Journal, Interruption};

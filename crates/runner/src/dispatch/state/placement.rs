@@ -12,21 +12,9 @@ use std::time::Duration;
 
 use super::lane::Lane;
 use super::machine::DispatchState;
+use super::retry_wait::RetryWait;
 use crate::dispatch::policy::placement::{self, Candidate, Placement, RetryFacts, DEFAULT_INIT_MS};
 use crate::dispatch::policy::{Isolation, LaneKind};
-
-/// A retry in the queue, waiting for a good card.
-#[derive(Debug, Clone, Copy)]
-pub struct RetryWait {
-    /// The case.
-    pub case: usize,
-    /// The card its failed attempt ran on.
-    pub own_card: usize,
-    /// When it was queued.
-    pub since: Duration,
-    /// Whether its wait ran out (the hand-out ran again for it then).
-    pub over: bool,
-}
 
 impl DispatchState {
     /// Case `i` failed on card `card` and waits in the queue for its retry.
