@@ -255,6 +255,7 @@ mod tests {
             "fault launch_fail: overhead ",
             "fault crash: overhead ",
             "fault fresh_process: overhead ",
+            "fault sdma: overhead ",
             "isolation pool: ",
             "isolation class: ",
             "isolation case: ",
@@ -264,19 +265,23 @@ mod tests {
         for (line, start) in l.iter().zip(want) {
             assert!(line.starts_with(start), "{line}");
         }
-        for line in &l[..4] {
+        for line in &l[..5] {
             assert!(
-                line.contains(" ms, floor ") && line.contains(" ms, ratio "),
+                line.contains(" ms, floor ")
+                    && line.contains(" ms, ratio ")
+                    && line.contains(" (worst of 1 runs; median "),
                 "{line}"
             );
         }
-        for line in &l[4..7] {
+        for line in &l[5..8] {
             assert!(line.ends_with("x of pool"), "{line}");
         }
         assert!(
-            l[7].contains("; case isolation ") && l[7].ends_with("x slower than pool"),
+            l[8].contains(" x floor + 50 ms")
+                && l[8].contains("; case isolation ")
+                && l[8].ends_with("x slower than pool"),
             "{}",
-            l[7]
+            l[8]
         );
     }
 }

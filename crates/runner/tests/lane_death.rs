@@ -41,8 +41,9 @@ fn crash_inside_a_case_is_a_crashed_attempt_then_a_retry() {
 fn a_crash_on_every_retry_ends_crashed_after_the_bounded_retries() {
     let sb = Sandbox::new();
     let ids = list(&sb, "a5", &["--case", "VectorAdd"]);
-    // Card 0 crashes its 1st launch; the retries land on card 0 again (2nd) and 1 (1st launch).
-    let plan = "dev=0:crash@1;dev=0:crash@2;dev=1:crash@1";
+    // Card 0 crashes its first three launches and card 1 its first: the retries crash wherever
+    // they land (their own card's fresh lanes first, as retry placement prefers).
+    let plan = "dev=0:crash@1;dev=0:crash@2;dev=0:crash@3;dev=1:crash@1";
     let run = sb.run_cases("a5", "0,1", &[&ids[0]], &["--retries", "2", "--faults", plan]);
     run.expect_code(1);
     let r = run.report();

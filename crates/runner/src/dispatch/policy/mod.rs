@@ -15,6 +15,8 @@
 //! - `watchdog`: the deadlines of a lane (case timeout, init timeout, watchdog, close) and how it
 //!   is ended; `kill_reason`: why a lane is ended;
 //! - `diagnosis`: how long a hung case's diagnosis may delay the end of its lane;
+//! - `placement`: where a retried case runs (a card holding its runtime, or its own card once
+//!   reset, within an init's wait);
 //! - `plan`: the hand-out plan (which cards get a lane, which lanes take the next units);
 //!   `handout`: which lane takes more work, how much, and when it closes (`--isolation`);
 //! - `spawn`: whether a failed lane spawn is tried again, and when;
@@ -28,6 +30,7 @@ pub mod diagnosis;
 pub mod handout;
 pub mod kill_reason;
 pub mod lane_exit;
+pub mod placement;
 pub mod plan;
 pub mod planner;
 pub mod quarantine;

@@ -7,8 +7,8 @@
 //! after its attempts, and the kills of a lane cannot loop forever through one case.
 //!
 //! This file owns the retry rule as a pure function of the attempt's facts. It never queues the
-//! retry (the event loop does, at the front of the queue) and never decides where it runs (the
-//! next healthy card free for it).
+//! retry (the event loop does, at the front of the queue) and never decides where it runs
+//! ([`super::placement`]: a card holding its runtime, or its own once reset).
 
 use platform_common::FailureClass;
 
@@ -72,8 +72,8 @@ pub fn after_attempt(f: &AttemptFacts<'_>) -> AttemptDecision {
         };
         AttemptDecision::Retry {
             reason: format!(
-                "attempt {} {why}; retry {} of {} on the next healthy card free for it (the \
-                 force-reset card or another one)",
+                "attempt {} {why}; retry {} of {} on a healthy card: one holding its runtime, or \
+                 its own once reset, if one is free within an init's wait",
                 f.attempt, f.attempt, f.retries
             ),
         }

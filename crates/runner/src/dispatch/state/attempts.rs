@@ -70,8 +70,12 @@ impl DispatchState {
             AttemptDecision::Retry { reason } => {
                 self.record(Journal::RetryScheduled { at_ms, id, reason });
                 self.work.push_retry(i);
-                if self.work.case(i).devices <= 1 && hardware.is_none() {
-                    self.cards[card].retries.push(i);
+                if self.work.case(i).devices <= 1 {
+                    // It waits for a card holding its runtime, or its own once reset.
+                    self.note_retry(i, card);
+                    if hardware.is_none() {
+                        self.cards[card].retries.push(i);
+                    }
                 }
             }
             AttemptDecision::Final => {

@@ -22,6 +22,10 @@ pub struct CaseState {
     class_len: usize,
     /// Cards it needs (more than one: it runs in the multi-card phase).
     pub devices: u32,
+    /// Its class's runtime (an index of [`super::Work::runtime_names`]).
+    pub runtime: u32,
+    /// Whether it runs in its lane's pooled worker (a standalone case builds a worker of its own).
+    pub pooled: bool,
     /// Its own timeout (a config override's, the case's or its class's), overriding
     /// `--case-timeout`.
     pub timeout: Option<Duration>,
@@ -47,12 +51,14 @@ impl CaseState {
 
 impl CaseState {
     /// Case `id`, the `case`-th of the suite's class `class` (`place`), whose class's name is
-    /// `class_len` bytes of `id`, needing `devices` cards, with its resolved `settings`.
+    /// `class_len` bytes of `id`, needing `devices` cards, on runtime `runtime` (pooled or not:
+    /// `worker`), with its resolved `settings`.
     pub fn new(
         id: String,
         place: (usize, usize),
         class_len: usize,
         devices: u32,
+        worker: (u32, bool),
         settings: &Settings,
     ) -> Self {
         Self {
@@ -61,6 +67,8 @@ impl CaseState {
             case: place.1,
             class_len,
             devices,
+            runtime: worker.0,
+            pooled: worker.1,
             timeout: settings.timeout,
             retries: settings.retries,
             attempts: 0,

@@ -179,20 +179,24 @@ impl DispatchState {
                     };
                     let l = &self.lanes[give.lane];
                     let (card, holds_nothing) = (l.card, l.outstanding.is_empty());
+                    // Retries waiting for a better card stay queued; this lane takes what follows.
+                    let held = self.retries_held_from(card);
                     // A reserved card backfills: only work that ends before the reservation starts.
                     // (`--isolation case` hands out single cases: it does not backfill.)
                     let unit = match self.backfill_room(card) {
                         Some(_) if at_most.is_some() => continue,
-                        Some(room) => match self.work.pop_fitting(card, room) {
+                        Some(room) => match self.work.pop_fitting(card, room, &held) {
                             Some(unit) => Some(unit),
                             None => continue,
                         },
                         // A planned run: the lane's card's own plan, stealing once it holds nothing.
-                        None => self.work.pop_for(card, holds_nothing, at_most),
+                        None => self.work.pop_for(card, holds_nothing, at_most, &held),
                     };
                     match unit {
                         Some(unit) => self.assign(give.lane, unit),
                         None if self.work.is_planned() && self.work.has_queued() => continue,
+                        // Only held retries are left: another lane may take them.
+                        None if !held.is_empty() => continue,
                         None => break,
                     }
                 }
@@ -202,6 +206,10 @@ impl DispatchState {
 
     fn assign(&mut self, lane: LaneId, unit: Unit) {
         self.batch_seq += 1;
+        if !self.retry_waits.is_empty() {
+            // A retry handed out waits no more.
+            self.retry_waits.retain(|w| !unit.cases.contains(&w.case));
+        }
         let cases: Vec<String> = unit.cases.iter().map(|&i| self.work.case(i).id.clone()).collect();
         let now = self.now;
         let l = &mut self.lanes[lane];

@@ -65,6 +65,9 @@ pub struct Lane {
     pub inits_done: Vec<(usize, Duration)>,
     /// Cards (indices) whose init it was ended for (`--init-timeout`).
     pub init_timed_out: Vec<usize>,
+    /// The runtime (a [`super::Work`] index) of the worker it holds on its own card, as its
+    /// worker events and device errors tell (`None`: none, or one about to be retired).
+    pub worker: Option<u32>,
     /// Its output since the last case boundary.
     pub capture: Capture,
 }
@@ -95,6 +98,7 @@ impl Lane {
             init_failed: Vec::new(),
             inits_done: Vec::new(),
             init_timed_out: Vec::new(),
+            worker: None,
             capture: Capture::default(),
         }
     }

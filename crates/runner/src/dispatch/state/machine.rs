@@ -17,10 +17,12 @@
 use std::time::Duration;
 
 use platform_common::lease::LeaseError;
+use rustc_hash::FxHashMap;
 
 use super::card::{Card, CardSeed, Strikes};
 use super::event::{Action, Event};
 use super::lane::{Lane, Phase};
+use super::retry_wait::RetryWait;
 use super::work::Work;
 use crate::dispatch::policy::{self, Isolation, Limits};
 use crate::report::model::{Event as Journal, Interruption};
@@ -57,6 +59,10 @@ pub struct DispatchState {
     pub(super) multi: Strikes,
     /// The cards reserved for the next N-card cases (`reserve`).
     pub(super) reservation: Option<Vec<usize>>,
+    /// The queued retries waiting for a good card (`placement`).
+    pub(super) retry_waits: Vec<RetryWait>,
+    /// Each runtime's last init (ms) this run, by its [`Work`] index.
+    pub(super) inits_seen: FxHashMap<u32, u64>,
     pub(super) batch_seq: u64,
     /// When every verdict was in (the lanes are being closed).
     pub(super) finishing: Option<Duration>,
@@ -87,6 +93,8 @@ impl DispatchState {
             lanes: Vec::new(),
             multi: Strikes::default(),
             reservation: None,
+            retry_waits: Vec::new(),
+            inits_seen: FxHashMap::default(),
             batch_seq: 0,
             finishing: None,
             first_assign: None,
@@ -121,17 +129,19 @@ impl DispatchState {
             Event::Tick => {}
         }
         self.check_deadlines();
+        self.end_retry_waits();
         self.settle();
         std::mem::take(&mut self.out)
     }
 
     /// When the state wants to be told the time again ([`Event::Tick`]) at the latest: the
-    /// earliest deadline of a live lane.
+    /// earliest deadline of a live lane, or the end of a queued retry's wait for a good card.
     pub fn next_deadline(&self) -> Option<Duration> {
         self.lanes
             .iter()
             .filter(|l| l.alive())
             .filter_map(|l| self.lane_deadline(l))
+            .chain(self.retry_deadline())
             .min()
     }
 

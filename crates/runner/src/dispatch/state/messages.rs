@@ -7,7 +7,7 @@
 //! never translates a health event (a device runner's event is embedded whole in its record).
 
 use platform_common::health::HealthEvent;
-use platform_common::DeviceId;
+use platform_common::{DeviceId, FailureClass};
 
 use super::attempts::AttemptEnd;
 use super::diagnosis::Answer;
@@ -86,8 +86,16 @@ impl DispatchState {
                 action,
             } => {
                 let card = self.card_of(lane, device);
+                let rt = self.work.runtime_index(&runtime);
                 let l = &mut self.lanes[lane];
                 let pid = l.pid;
+                if card == l.card {
+                    // The worker its card holds now (a standalone case's closes after it).
+                    l.worker = match action {
+                        WorkerAction::Built => rt,
+                        WorkerAction::Retired | WorkerAction::Closed => None,
+                    };
+                }
                 let init_ms = match action {
                     WorkerAction::Built => l
                         .inits_done
@@ -97,6 +105,9 @@ impl DispatchState {
                         .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
                     WorkerAction::Retired | WorkerAction::Closed => None,
                 };
+                if let (Some(rt), Some(ms)) = (rt, init_ms) {
+                    self.note_init(rt, ms);
+                }
                 let at_ms = self.now_ms();
                 self.record(Journal::Worker {
                     at_ms,
@@ -223,6 +234,13 @@ impl DispatchState {
             l.capture.clear();
             AttemptOutput::default()
         };
+        if error
+            .as_ref()
+            .is_some_and(|e| e.class == FailureClass::DeviceRuntime)
+        {
+            // The lane retires its worker after a device error (its reset follows).
+            l.worker = None;
+        }
         let (card, pid) = (l.card, l.pid);
         self.cards[card].strikes.case_finished();
         let end = AttemptEnd {

@@ -7,9 +7,10 @@
 //!
 //! - `machine`: the state's fields, the routing of events, the end-of-event checks, the queries;
 //! - `event`: the vocabulary ([`Event`], [`Action`]);
-//! - `card`, `lane`, `case`, `work`, `capture`, `diagnosis`, `ending`: the data (cards and their
-//!   strikes, lanes, the cases and queue, a lane's output, a hung case's diagnosis, a lane's end);
-//! - `messages`, `attempts`, `exits`, `handout`, `reserve`, `timers`, `hung`, `health`,
+//! - `card`, `lane`, `case`, `work`, `capture`, `diagnosis`, `ending`, `retry_wait`: the data
+//!   (cards and their strikes, lanes, the cases and queue, a lane's output, a hung case's
+//!   diagnosis, a lane's end, a retry waiting for a good card);
+//! - `messages`, `attempts`, `exits`, `handout`, `placement`, `reserve`, `timers`, `hung`, `health`,
 //!   `interrupt`, `abandon`, `output`: the handling, by subject; every decision is a call into
 //!   [`crate::dispatch::policy`].
 //!
@@ -33,9 +34,11 @@ mod lane;
 mod machine;
 mod messages;
 mod output;
+mod placement;
 mod plan_queues;
 mod planned;
 mod reserve;
+mod retry_wait;
 mod timers;
 mod unit;
 mod work;

@@ -94,6 +94,7 @@ impl Work {
             .collect();
         self.follow_plan(per_card);
         self.set_estimates(est.case_ms.clone());
+        self.set_init_history(&est.init_ms);
         // The N-card cases the run's cards cannot hold are not in the plan (they are skipped
         // before the run): they keep their place after the blocks.
         let mut blocks: Vec<Vec<usize>> = plan.multi.iter().map(|m| m.cases.clone()).collect();

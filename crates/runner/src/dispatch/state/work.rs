@@ -12,7 +12,7 @@ use rustc_hash::FxHashMap;
 use super::case::CaseState;
 use super::plan_queues::PlanQueues;
 use super::unit::Unit;
-use crate::case::Suite;
+use crate::case::{Kind, Suite};
 use crate::config::Overrides;
 use crate::select::Selection;
 
@@ -30,6 +30,10 @@ pub struct Work {
     multi: VecDeque<Unit>,
     /// Each case's estimated duration (ms), from the duration history; empty without a plan.
     est: Vec<u64>,
+    /// The runtimes' names; a case's `runtime` is an index of it.
+    runtimes: Vec<String>,
+    /// Each runtime's init (ms) in the duration history, where it has one.
+    init_hist: Vec<Option<u64>>,
     open: usize,
 }
 
@@ -43,6 +47,8 @@ impl Work {
         w.index.reserve(n);
         for sc in &selection.classes {
             let class = &suite.classes[sc.class];
+            let runtime = w.runtime_id(&class.runtime.name);
+            let pooled = class.kind == Kind::Pooled;
             let mut unit = Vec::new();
             let mut multi = Vec::new();
             for &ci in &sc.cases {
@@ -60,6 +66,7 @@ impl Work {
                     (sc.class, ci),
                     class.name.len(),
                     devices,
+                    (runtime, pooled),
                     &settings,
                 ));
             }
@@ -71,7 +78,36 @@ impl Work {
             }
         }
         w.open = w.cases.len();
+        w.init_hist = vec![None; w.runtimes.len()];
         w
+    }
+
+    /// The index of runtime `name` (added when new).
+    fn runtime_id(&mut self, name: &str) -> u32 {
+        let i = match self.runtimes.iter().position(|n| n == name) {
+            Some(i) => i,
+            None => {
+                self.runtimes.push(name.to_owned());
+                self.runtimes.len() - 1
+            }
+        };
+        u32::try_from(i).unwrap_or(u32::MAX)
+    }
+
+    /// The index of runtime `name` among the run's, if a selected case uses it.
+    pub fn runtime_index(&self, name: &str) -> Option<u32> {
+        let i = self.runtimes.iter().position(|n| n == name)?;
+        u32::try_from(i).ok()
+    }
+
+    /// The runtimes' inits (ms) in the duration history, by name.
+    pub fn set_init_history(&mut self, init_ms: &FxHashMap<String, u64>) {
+        self.init_hist = self.runtimes.iter().map(|n| init_ms.get(n).copied()).collect();
+    }
+
+    /// Runtime `runtime`'s init (ms) in the duration history, if it has one.
+    pub fn init_history(&self, runtime: u32) -> Option<u64> {
+        self.init_hist.get(runtime as usize).copied().flatten()
     }
 
     /// Every case.
@@ -152,30 +188,59 @@ impl Work {
     /// The next unit for the lane on card `card`: what came back to the queue first, then the
     /// card's own plan, then (`may_steal`: its lane holds nothing) the longest unit left in
     /// another card's plan. Without a plan, the queue's next unit. `at_most` cuts the unit to
-    /// its first cases (`--isolation case`; the rest stays first).
-    pub fn pop_for(&mut self, card: usize, may_steal: bool, at_most: Option<usize>) -> Option<Unit> {
-        if !self.queue.is_empty() || !self.is_planned() {
-            return match at_most {
-                Some(n) => self.pop_at_most(n),
-                None => self.pop(),
-            };
+    /// its first cases (`--isolation case`; the rest stays first). The retries of `held` are
+    /// not for this card now (they wait for a better one): they stay queued, and it takes what
+    /// comes after them.
+    pub fn pop_for(
+        &mut self,
+        card: usize,
+        may_steal: bool,
+        at_most: Option<usize>,
+        held: &[usize],
+    ) -> Option<Unit> {
+        match self.first_free(held) {
+            Some(j) => self.pop_at(j, at_most),
+            None if self.is_planned() => self.planned.pop_for(card, may_steal, at_most),
+            None => None,
         }
-        self.planned.pop_for(card, may_steal, at_most)
     }
 
     /// For card `card`, which waits for a reservation: a unit estimated at most `max_ms`
-    /// (backfilling), what came back to the queue first (its front only), else from the plans
-    /// ([`PlanQueues::pop_fitting`]). Nothing without estimates.
-    pub fn pop_fitting(&mut self, card: usize, max_ms: u64) -> Option<Unit> {
+    /// (backfilling), what came back to the queue first (its first unit not `held`), else from
+    /// the plans ([`PlanQueues::pop_fitting`]). Nothing without estimates.
+    pub fn pop_fitting(&mut self, card: usize, max_ms: u64, held: &[usize]) -> Option<Unit> {
         if !self.has_estimates() {
             return None;
         }
-        if let Some(front) = self.queue.front() {
-            return (self.est_ms(front.cases.iter().copied()) <= max_ms)
-                .then(|| self.queue.pop_front())
-                .flatten();
+        if let Some(j) = self.first_free(held) {
+            let fits = self.est_ms(self.queue[j].cases.iter().copied()) <= max_ms;
+            return fits.then(|| self.queue.remove(j)).flatten();
         }
         self.planned.pop_fitting(card, max_ms)
+    }
+
+    /// The position of the queue's first unit that is not a retry of `held`.
+    fn first_free(&self, held: &[usize]) -> Option<usize> {
+        self.queue
+            .iter()
+            .position(|u| !matches!(u.cases.as_slice(), [i] if held.contains(i)))
+    }
+
+    /// Takes the queue's unit at `j`, or (`at_most`) only its first cases.
+    fn pop_at(&mut self, j: usize, at_most: Option<usize>) -> Option<Unit> {
+        let unit = self.queue.get_mut(j)?;
+        match at_most {
+            Some(n) if unit.cases.len() > n.max(1) => {
+                let cases: Vec<usize> = unit.cases.drain(..n.max(1)).collect();
+                Some(Unit { cases })
+            }
+            _ => self.queue.remove(j),
+        }
+    }
+
+    /// Whether case `i` waits in the queue as a unit of its own (a retry).
+    pub fn is_queued_alone(&self, i: usize) -> bool {
+        self.queue.iter().any(|u| u.cases == [i])
     }
 
     /// Marks a case's verdict final.

@@ -32,6 +32,15 @@ pub fn suite(classes: &[(&str, &[&str])]) -> Suite {
     })
 }
 
+/// A suite of pooled classes, each on its own runtime: the class's name, its runtime's name and
+/// its cases' names.
+pub fn suite_rt(classes: &[(&str, &str, &[&str])]) -> Suite {
+    classes.iter().fold(Suite::new(), |suite, (class, rt, cases)| {
+        let cases = cases.iter().map(|c| CaseSpec::trivial(*c));
+        suite.class(ClassSpec::pooled(*class, Runtime::new(*rt)).cases(cases))
+    })
+}
+
 /// Two classes: `A` (cases `x`, `y`) and `B` (case `z`).
 pub fn suite_ab() -> Suite {
     suite(&[("A", &["x", "y"]), ("B", &["z"])])
@@ -365,6 +374,19 @@ pub fn init_failed(lane: usize, device: u32) -> Event {
             device,
             runtime: "r".into(),
             error: ErrorReport::new(FailureClass::DeviceRuntime, "init failed"),
+        },
+    )
+}
+
+/// Lane `lane` built a pooled worker of `runtime` on card `device` (its init timed by the
+/// `init_started` and `init_done` before it, if any).
+pub fn built(lane: usize, device: u32, runtime: &str) -> Event {
+    Event::Message(
+        lane,
+        FromLane::Worker {
+            device,
+            runtime: runtime.into(),
+            action: crate::report::model::WorkerAction::Built,
         },
     )
 }

@@ -13,6 +13,8 @@
 //! - `hardware`: a hardware fault takes its card out at once, "needs service", and later runs
 //!   skip the card.
 //! - `planned`: `--order smart`: each card takes its planned units, a card that runs ahead steals.
+//! - `placement`: a retry goes to a card holding its runtime, or its own once reset, within an
+//!   init's wait; else to the first free card; a quarantine re-places it.
 
 mod clock;
 mod deaths;
@@ -22,6 +24,7 @@ mod host;
 mod interrupt;
 mod isolation;
 mod multi;
+mod placement;
 mod planned;
 mod preflight;
 mod retries;
