@@ -262,6 +262,7 @@ pub fn to_json(platform: Platform, s: &LockDirSurvey) -> Value {
                     "host": h.host,
                     "uid": h.uid,
                     "reason": h.reason,
+                    "capability": h.capability,
                     "events": h.events,
                 })),
                 "quarantined": quarantined(c),

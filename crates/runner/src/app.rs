@@ -212,6 +212,8 @@ fn lane_main(cli: &Cli, suite: Suite) -> ExitCode {
         test_hooks: cli.test_hooks,
         preflight: cli.preflight,
         health_check: cli.health_check.unwrap_or_default(),
+        keep_sdma_workers: cli.keep_sdma_workers.unwrap_or(false),
+        suite_sdma: cli.suite_sdma,
     };
     let code = lane::main(cfg, suite);
     ExitCode::from(u8::try_from(code).unwrap_or(1))
@@ -345,7 +347,12 @@ fn dispatch_main(cli: &Cli, suite: &Suite, foreign: Option<&ForeignLanes>) -> Re
     }
     platform::check_fault_cards(faults.as_ref(), &s.faults.source.label("faults"), &devices)?;
     start_platform_run(cli, &info, &devices, faults.as_ref())?;
-    let mut command = lane_command(cli, &info, faults.as_ref(), s.health_check.value)?;
+    let lane_settings = crate::lane_command::LaneSettings {
+        health_check: s.health_check.value,
+        keep_sdma_workers: s.keep_sdma_workers.value,
+        suite_sdma: select::uses_sdma(suite, &selection),
+    };
+    let mut command = lane_command(cli, &info, faults.as_ref(), lane_settings)?;
     if let Some(f) = foreign {
         command = foreign_command(f, cli, command, s.health_check.value);
     }

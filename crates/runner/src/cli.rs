@@ -261,6 +261,16 @@ pub struct Cli {
     #[arg(long, num_args = 0, default_missing_value = "true")]
     pub faults_must_fire: Option<bool>,
 
+    /// Keep a pooled worker created with SDMA for the next case of its runtime after a passing
+    /// case (default false: it is retired after every case, pass or not, as upstream drops a
+    /// worker that touched SDMA).
+    ///
+    /// A worker that provisioned SDMA holds streams a card cannot release quickly; retiring it
+    /// after each case keeps a fault of one SDMA case from reaching the next one. See
+    /// docs/guide/sdma.md.
+    #[arg(long, num_args = 0, default_missing_value = "true")]
+    pub keep_sdma_workers: Option<bool>,
+
     /// Where the reports go (default target/onboard/<arch>/<run-id>, or
     /// ./cardguard-reports/<arch>/<run-id> outside a cargo target dir).
     ///
@@ -347,6 +357,11 @@ pub struct Cli {
     /// Run as a preflight lane: probe the card and exit (started by the dispatcher).
     #[arg(long, hide = true, requires = "lane")]
     pub preflight: bool,
+
+    /// The run's selected cases use SDMA: a preflight lane runs the SDMA probe too (passed to
+    /// lanes by the dispatcher).
+    #[arg(long, hide = true, requires = "lane")]
+    pub suite_sdma: bool,
 
     /// Which suite to run.
     #[arg(long, hide = true, value_enum, default_value = "builtin")]

@@ -28,12 +28,24 @@ pub const ENV_LANE_HEALTH_CHECK: &str = "CARDGUARD_LANE_HEALTH_CHECK";
 /// See [`ENV_LANE_ARCH`]: the directory of the arch's kernel blobs.
 pub const ENV_LANE_KERNEL_DIR: &str = "CARDGUARD_LANE_KERNEL_DIR";
 
+/// The run settings a suite binary's lane gets as flags.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LaneSettings {
+    /// `--health-check`.
+    pub health_check: crate::lane::HealthCheck,
+    /// `--keep-sdma-workers`.
+    pub keep_sdma_workers: bool,
+    /// The run's selected cases use SDMA (a preflight runs the SDMA probe too).
+    pub suite_sdma: bool,
+}
+
 pub(crate) fn lane_command(
     cli: &Cli,
     info: &PlatformInfo,
     faults: Option<&String>,
-    health_check: crate::lane::HealthCheck,
+    lane: LaneSettings,
 ) -> Result<LaneCommand, String> {
+    let health_check = lane.health_check;
     let exe =
         std::env::current_exe().map_err(|e| format!("cannot find this executable to start lanes: {e}"))?;
     let args: Vec<OsString> = [
@@ -54,6 +66,14 @@ pub(crate) fn lane_command(
     )
     .collect();
     let mut args = args;
+    for (flag, on) in [
+        ("--keep-sdma-workers", lane.keep_sdma_workers),
+        ("--suite-sdma", lane.suite_sdma),
+    ] {
+        if on {
+            args.push(OsString::from(flag));
+        }
+    }
     if cli.suite == SuiteArg::Bench {
         // The lanes build the same benchmark suite.
         for (flag, n) in [

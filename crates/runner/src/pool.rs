@@ -161,7 +161,7 @@ mod tests {
         assert_eq!(mismatch.outcome, AttemptOutcome::Failed);
         assert_eq!(mismatch.error.as_ref().unwrap().class, FailureClass::Result);
         assert_eq!(
-            heal::after_case(mismatch.error.as_ref(), unusable(&mut pool)),
+            heal::after_case(mismatch.error.as_ref(), unusable(&mut pool), false),
             PoolStep::Keep,
             "a golden mismatch never retires the worker"
         );
@@ -171,7 +171,7 @@ mod tests {
         assert_eq!(device.outcome, AttemptOutcome::Failed);
         assert_eq!(device.error.as_ref().unwrap().class, FailureClass::DeviceRuntime);
         assert_eq!(
-            heal::after_case(device.error.as_ref(), unusable(&mut pool)),
+            heal::after_case(device.error.as_ref(), unusable(&mut pool), false),
             PoolStep::Retire,
             "a device-runtime error retires the worker"
         );

@@ -186,6 +186,15 @@ impl Selection {
     }
 }
 
+/// Whether any selected case runs on a runtime created with SDMA: then a preflight runs the SDMA
+/// probe too (a compute-only probe passes a wedged SDMA engine, hw-native-sys/pypto-lib #1240).
+pub fn uses_sdma(suite: &Suite, selection: &Selection) -> bool {
+    selection
+        .classes
+        .iter()
+        .any(|sc| !sc.cases.is_empty() && suite.classes[sc.class].runtime.sdma)
+}
+
 /// Selects the cases of `suite` that run on `arch` under `filter`, in hand-out order.
 ///
 /// A selector naming a case that exists but is excluded by the arch or the partition is not an

@@ -49,6 +49,7 @@ pub fn raw_hang_then_noop(bench: &SimBench, card: DeviceId) -> Result<RawProbe, 
             arch: bench.arch(),
             error,
             logged: Vec::new(),
+            capability: platform_common::health::Capability::Compute,
         })
     })
 }

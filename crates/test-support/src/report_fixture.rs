@@ -115,6 +115,7 @@ pub fn events() -> Vec<Event> {
         message: "op-execute timeout reaped the kernel".into(),
         runtime_message: None,
         post_case_check: false,
+        capability: None,
     };
     run(
         &mut e,

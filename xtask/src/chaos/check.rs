@@ -26,8 +26,11 @@ use std::fmt;
 
 use serde_json::Value;
 
+use platform_common::sim::CardCounters;
+
 use super::faults::Effect;
 use super::plan::Plan;
+use super::unfired;
 
 /// The numbering a code belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -97,6 +100,9 @@ pub struct Facts<'a> {
     pub multi_card: &'a BTreeMap<String, u32>,
     /// The pid of the lane `--kill` SIGKILLed, if it killed one.
     pub killed: Option<u64>,
+    /// The sim's counters of each card after the run (`None`: its card files were unreadable),
+    /// which `faults_unfired` is checked against ([`super::unfired`]).
+    pub counters: Option<&'a [CardCounters]>,
 }
 
 /// One broken invariant.
@@ -233,8 +239,44 @@ pub fn check(report: &Value, facts: &Facts<'_>) -> Vec<Violation> {
     }
     refusals(cases, &health, &mut out);
     kills(cases, facts, &mut out);
-    exit_status(report, cases, facts.exit, &mut out);
+    handoff_waits(&health, &mut out);
+    let unfired = match unfired::reported(report) {
+        Ok(u) => u,
+        Err(e) => {
+            out.push(v("faults_unfired matches the sim's counters", e));
+            BTreeSet::new()
+        }
+    };
+    if let Some(counters) = facts.counters {
+        let want = unfired::expected(facts.plan, counters);
+        if unfired != want {
+            out.push(v(
+                "faults_unfired matches the sim's counters",
+                format!("the report lists {unfired:?}, the counters say {want:?}"),
+            ));
+        }
+    }
+    exit_status(report, cases, facts.exit, !unfired.is_empty(), &mut out);
     out
+}
+
+/// The handoff wait before an SDMA card's force reset is the card's, bounded by the formula
+/// (`max(10 s, op-execute + 5 s)` on real cards, less on the sim) and reported with both terms.
+fn handoff_waits(health: &[&Value], out: &mut Vec<Violation>) {
+    for r in health
+        .iter()
+        .filter(|r| s(r, "event") == Some("sdma_handoff_wait"))
+    {
+        let wait = r.get("wait_ms").and_then(Value::as_u64);
+        let op = r.get("op_execute_ms").and_then(Value::as_u64);
+        let bounded = match (wait, op) {
+            (Some(w), Some(op)) => w <= (op + 5_000).max(10_000),
+            _ => false,
+        };
+        if !bounded {
+            out.push(v("the SDMA handoff wait is bounded and reported", format!("{r}")));
+        }
+    }
 }
 
 /// The lane killed from outside: an `infrastructure` crash is only ever its, and always retried;
@@ -393,19 +435,27 @@ fn refusals(cases: &[Value], health: &[&Value], out: &mut Vec<Violation>) {
     }
 }
 
-fn exit_status(report: &Value, cases: &[Value], exit: Option<i32>, out: &mut Vec<Violation>) {
+/// The verdicts' exit status, and under `--faults-must-fire` (every chaos run has it) 1 for a
+/// run whose verdicts pass but whose report lists an unfired rule (`any_unfired`).
+fn exit_status(
+    report: &Value,
+    cases: &[Value],
+    exit: Option<i32>,
+    any_unfired: bool,
+    out: &mut Vec<Violation>,
+) {
     let flaky_fails = s(report, "flaky_result") == Some("fail");
     let failing = cases.iter().any(|c| match s(c, "outcome") {
         Some("failed" | "timed_out" | "crashed") => true,
         Some("flaky") => flaky_fails,
         _ => false,
     });
-    let want = i32::from(failing);
+    let want = i32::from(failing || any_unfired);
     if exit != Some(want) {
         out.push(v(
             "exit status matches the verdicts",
             format!(
-                "exit {}, the verdicts say {want}",
+                "exit {}, the verdicts (and faults_unfired under --faults-must-fire) say {want}",
                 exit.map_or_else(|| "by a signal".to_owned(), |c| c.to_string())
             ),
         ));

@@ -78,6 +78,7 @@ fn run(c: &Case) -> Vec<&'static str> {
         listed: &listed,
         multi_card: &multi,
         killed: Some(KILLED),
+        counters: None,
     };
     let mut got: Vec<&'static str> = check(&c.report, &facts).iter().map(|v| v.invariant).collect();
     got.dedup();
@@ -386,6 +387,7 @@ fn lost_cases_and_bad_counts_are_violations() {
         listed: &listed,
         multi_card: &multi,
         killed: Some(KILLED),
+        counters: None,
     };
     let got: Vec<String> = check(&r, &facts).iter().map(ToString::to_string).collect();
     assert!(
@@ -434,4 +436,78 @@ fn codes_are_read_in_both_forms() {
     assert_eq!(reported_code(&Value::Null, None), None);
     assert!(is_sticky(acl(507_899)) && is_sticky(hal(62)));
     assert!(!is_sticky(acl(62)) && !is_sticky(hal(507_899)) && !is_sticky(acl(207_001)));
+}
+
+/// `--faults-must-fire` (every chaos run has it): an unfired rule makes a passing run exit 1;
+/// `faults_unfired` must be what the sim's counters say; an SDMA handoff wait is bounded.
+#[test]
+fn unfired_rules_and_the_handoff_wait_are_held_to_the_counters_and_the_bound() {
+    use platform_common::sim::CardCounters;
+    let listed: BTreeSet<String> = ["A::x".to_owned()].into();
+    let multi = BTreeMap::new();
+    let p = plan(&[("op_timeout", 9)]);
+    let few = [
+        CardCounters::default(),
+        CardCounters {
+            case_launches: 3,
+            ..CardCounters::default()
+        },
+    ];
+    let enough = [
+        CardCounters::default(),
+        CardCounters {
+            case_launches: 9,
+            ..CardCounters::default()
+        },
+    ];
+    let unfired =
+        json!([{"rule": "dev=1:op_timeout@9", "card": 1, "detail": "the card made 3 case launch(es)"}]);
+    let got = |r: &Value, exit: i32, counters: &[CardCounters]| -> Vec<&'static str> {
+        let facts = Facts {
+            plan: &p,
+            exit: Some(exit),
+            listed: &listed,
+            multi_card: &multi,
+            killed: None,
+            counters: Some(counters),
+        };
+        check(r, &facts).iter().map(|v| v.invariant).collect()
+    };
+    let mut r = report(vec![passed("A::x")], json!({}));
+    r["faults_unfired"] = unfired.clone();
+    assert_eq!(
+        got(&r, 1, &few),
+        Vec::<&str>::new(),
+        "listed, unfired by the counters, exit 1"
+    );
+    assert_eq!(got(&r, 0, &few), ["exit status matches the verdicts"]);
+    assert_eq!(
+        got(&r, 1, &enough),
+        ["faults_unfired matches the sim's counters"],
+        "9 launches fire op_timeout@9"
+    );
+    let clean = report(vec![passed("A::x")], json!({}));
+    assert_eq!(
+        got(&clean, 0, &few),
+        ["faults_unfired matches the sim's counters"],
+        "an unfired rule the report leaves out"
+    );
+
+    let wait = |ms: u64| {
+        let h = json!({"1": [{"event": "sdma_handoff_wait", "at_ms": 1, "detail": "d",
+                              "wait_ms": ms, "op_execute_ms": 500}]});
+        report(vec![passed("A::x")], h)
+    };
+    let none = plan(&[]);
+    let facts = Facts {
+        plan: &none,
+        exit: Some(0),
+        listed: &listed,
+        multi_card: &multi,
+        killed: None,
+        counters: None,
+    };
+    assert!(check(&wait(550), &facts).is_empty());
+    let broken: Vec<&str> = check(&wait(60_000), &facts).iter().map(|v| v.invariant).collect();
+    assert_eq!(broken, ["the SDMA handoff wait is bounded and reported"]);
 }

@@ -265,6 +265,7 @@ fn judge(
                     Kill::Killed { lane, .. } => Some(u64::from(lane.pid)),
                     Kill::NotAsked | Kill::RunEndedFirst => None,
                 },
+                counters: run.counters.as_deref(),
             };
             violations.extend(check(report, &facts));
         }
@@ -426,6 +427,8 @@ mod tests {
             "drain",
             "dead",
             "sync_fail",
+            "sdma_fault",
+            "sdma_warmup_fault",
         ] {
             assert!(used.contains(fault), "the CI plans no longer use {fault}: {used}");
         }

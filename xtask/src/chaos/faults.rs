@@ -15,6 +15,8 @@ pub enum Form {
     AtCode,
     /// `NAME@K=CODE`, the code one of [`HARDWARE_CODES`].
     AtHardware,
+    /// `NAME@K`: at the card's K-th case SDMA copy (K from 1 to [`SDMA_COPIES_MAX`]).
+    AtSdma,
     /// `NAME=K` with K drawn from one of the inclusive ranges, picked uniformly (list a range
     /// twice to draw from it twice as often).
     Count(&'static [(u64, u64)]),
@@ -52,6 +54,10 @@ pub enum Effect {
     InitDelay,
     /// Changes what the bounded drain says; the runner never trusts it anyway.
     Drain,
+    /// The card's next SDMA warm-up faults and wedges its SDMA engine: that init fails, and so
+    /// does a fresh lane's SDMA init, so the card is quarantined once it gets SDMA work (no case
+    /// gets an attempt for it: an init failure is the card's).
+    SdmaInit,
 }
 
 /// One fault of the sim's plan grammar.
@@ -91,6 +97,15 @@ const INIT_DELAYS: &[(u64, u64)] = &[(20, 300), (20, 300), (20, 300), (5_500, 8_
 /// lane.
 const STALL_MS: u64 = CASE_TIMEOUT_S * 1000 + 5_500 + 2_500;
 
+/// The largest K of a drawn `sdma_fault@K`: the built-in suite's `SdmaCopy` has 2 cases, and a
+/// card's copies are its share of them (retries included).
+pub const SDMA_COPIES_MAX: u64 = 2;
+
+/// An `sdma_fault` costs its case's failed attempt, the SDMA handoff wait before the one force
+/// reset (on the sim `max(100 ms, op-execute 500 ms + 50 ms)`; behind `libsim_acl.so` the
+/// real-card scale, at least 10 s) and the retry.
+const SDMA_FAULT_MS: u64 = 1_500;
+
 /// Every fault of DESIGN section 4, one line each.
 #[rustfmt::skip]
 pub const FAULTS: &[FaultKind] = &[
@@ -107,6 +122,19 @@ pub const FAULTS: &[FaultKind] = &[
     fault("init_delay_ms",    Form::Count(INIT_DELAYS),      Effect::InitDelay,     0),
     fault("sync_fail",        Form::AtHardware,              Effect::Hardware,      500),
 ];
+
+/// The SDMA faults (issue 22), drawn apart from [`FAULTS`] on a stream of their own, so the
+/// plans a seed drew before them stay the same plans with at most one SDMA rule added.
+#[rustfmt::skip]
+pub const SDMA_FAULTS: &[FaultKind] = &[
+    fault("sdma_fault",        Form::AtSdma,                 Effect::FailsAttempt,  SDMA_FAULT_MS),
+    fault("sdma_warmup_fault", Form::Bare,                   Effect::SdmaInit,      500),
+];
+
+/// Every fault a plan may draw: [`FAULTS`], then [`SDMA_FAULTS`].
+pub fn every_fault() -> impl Iterator<Item = &'static FaultKind> {
+    FAULTS.iter().chain(SDMA_FAULTS)
+}
 
 /// The codes a drawn `sync_fail` carries: the card-level hardware faults of `rt_error_codes.h`
 /// (`platform_common::CodeClass::Hardware`).
@@ -128,7 +156,7 @@ pub const LAUNCH_CODES: &[Option<u32>] = &[
 /// The fault named `name`.
 #[cfg(test)]
 pub fn by_name(name: &str) -> Option<&'static FaultKind> {
-    FAULTS.iter().find(|f| f.name == name)
+    every_fault().find(|f| f.name == name)
 }
 
 #[cfg(test)]
@@ -150,12 +178,18 @@ mod tests {
             "dead",
             "init_delay_ms",
             "sync_fail",
+            "sdma_fault",
+            "sdma_warmup_fault",
         ] {
-            assert_eq!(FAULTS.iter().filter(|f| f.name == name).count(), 1, "{name}");
+            assert_eq!(every_fault().filter(|f| f.name == name).count(), 1, "{name}");
         }
         assert!(by_name("nope").is_none());
         assert!(by_name("stall").unwrap().form.at_launch());
         assert!(!by_name("dead").unwrap().form.at_launch());
+        assert!(
+            !by_name("sdma_fault").unwrap().form.at_launch(),
+            "its K counts SDMA copies, not launches"
+        );
     }
 
     #[test]

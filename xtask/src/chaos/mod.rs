@@ -9,6 +9,8 @@
 //! - `run`: one plan's run (temp dirs, environment, the kill, the bound);
 //! - `lanes`: finding and killing a run's lane processes;
 //! - `check`: the invariants;
+//! - `unfired`: the rules `faults_unfired` must list, from the sim's counters (every run has
+//!   `--faults-must-fire`);
 //! - `command`: the flags, the loop and the output.
 
 mod check;
@@ -19,5 +21,6 @@ mod faults;
 mod lanes;
 mod plan;
 mod run;
+mod unfired;
 
 pub use command::{run, Args};

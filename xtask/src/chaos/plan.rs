@@ -3,9 +3,12 @@
 //! This module owns what one chaos run is: an arch, 2 to 4 simulated cards, and fault rules drawn
 //! from [`FAULTS`] on a seeded ChaCha stream (stream `index` of seed `S`, so plan 7 of seed S is
 //! the same plan whatever `--plans` says), plus the run's retries, expected length and kill draw.
-//! One card (the anchor) is kept able to finish: never `dead`, at most 2 force-reset attempts
+//! One card (the anchor) is kept able to finish: never `dead`, no hardware fault, no SDMA fault
+//! (whose wedge a lane killed before its reset leaves behind), at most 2 force-reset attempts
 //! spent by faults (so its first finalize confirms), at most 2 lane deaths from faults (with the
-//! kill, fewer than the 4 in a row that quarantine a card). It never runs anything.
+//! kill, fewer than the 4 in a row that quarantine a card). The built-in suite it runs has the
+//! SDMA class (`SdmaCopy`, and `BlockDimSweep`'s SDMA workers on a2a3), so every plan draws SDMA
+//! work; `sdma_fault@K` counts that card's case SDMA copies. It never runs anything.
 
 use std::fmt;
 
@@ -13,7 +16,13 @@ use platform_common::Arch;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::faults::{Effect, FaultKind, Form, CASE_TIMEOUT_S, FAULTS, HARDWARE_CODES, LAUNCH_CODES};
+use super::faults::{
+    every_fault, Effect, FaultKind, Form, CASE_TIMEOUT_S, FAULTS, HARDWARE_CODES, LAUNCH_CODES,
+    SDMA_COPIES_MAX, SDMA_FAULTS,
+};
+
+/// Mixed into the seed for the SDMA faults' own stream.
+const SDMA_SEED_SALT: u64 = 0x5d3a_0022;
 
 /// One rule of a plan: `dev=<card>:<text>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,18 +98,38 @@ impl Plan {
         }
         plan.kill_at = rng.gen_range(0.0..1.0);
         plan.kill_pick = rng.gen();
+        // The SDMA faults on a stream of their own (the draws above are the same as before
+        // them): two plans in three get one, on a card other than the anchor.
+        let mut sdma = ChaCha8Rng::seed_from_u64(seed ^ SDMA_SEED_SALT);
+        sdma.set_stream(index as u64);
+        if sdma.gen_range(0..3) < 2 {
+            let kind = &SDMA_FAULTS[sdma.gen_range(0..SDMA_FAULTS.len())];
+            let card = (plan.anchor + sdma.gen_range(1..cards)) % cards;
+            plan.try_add_kind(&mut sdma, card, kind);
+        }
         plan
     }
 
-    /// Draws one fault for `card` and adds it when the card's rules allow it.
+    /// Draws one fault of [`FAULTS`] for `card` and adds it when the card's rules allow it.
     fn try_add(&mut self, rng: &mut ChaCha8Rng, card: u32) {
         let kind = &FAULTS[rng.gen_range(0..FAULTS.len())];
+        self.try_add_kind(rng, card, kind);
+    }
+
+    /// Adds fault `kind` for `card` (drawing its value) when the card's rules allow it.
+    fn try_add_kind(&mut self, rng: &mut ChaCha8Rng, card: u32, kind: &'static FaultKind) {
         let on_card: Vec<&Rule> = self.rules.iter().filter(|r| r.card == card).collect();
         if !kind.form.at_launch() && on_card.iter().any(|r| r.kind.name == kind.name) {
             return; // a setting is given once per card
         }
         let anchor = card == self.anchor;
-        if anchor && matches!(kind.effect, Effect::Dead | Effect::Hardware) {
+        // An SDMA fault's wedge outlives a lane killed before its card's one force reset (or a
+        // reset a `force_reset_fail` spends): the fresh lane's SDMA init fails and the card is
+        // quarantined. So neither SDMA fault goes on the anchor.
+        if anchor
+            && (matches!(kind.effect, Effect::Dead | Effect::Hardware | Effect::SdmaInit)
+                || kind.form == Form::AtSdma)
+        {
             return;
         }
         if anchor
@@ -134,6 +163,16 @@ impl Plan {
                     Some(c) => (k, format!("{}@{k}={c}", kind.name)),
                     None => (k, format!("{}@{k}", kind.name)),
                 }
+            }
+            Form::AtSdma => {
+                let k = rng.gen_range(1..=SDMA_COPIES_MAX);
+                if on_card
+                    .iter()
+                    .any(|r| r.kind.form == Form::AtSdma && r.value == k)
+                {
+                    return; // two SDMA faults may not share a copy of a card
+                }
+                (k, format!("{}@{k}", kind.name))
             }
             Form::Count(ranges) => {
                 // (One range: no draw, so adding ranges to one fault leaves the others' plans.)
@@ -223,8 +262,7 @@ impl Plan {
 
     /// Which fault kinds the plan uses, in table order.
     pub fn kinds(&self) -> Vec<&'static str> {
-        FAULTS
-            .iter()
+        every_fault()
             .filter(|k| self.rules.iter().any(|r| r.kind.name == k.name))
             .map(|k| k.name)
             .collect()
@@ -253,6 +291,9 @@ impl Plan {
             // The planned hand-out (issue 23): retries, requeues and quarantine must re-plan.
             "--order".into(),
             "smart".into(),
+            // A rule that did not fire makes the run exit 1 (issue 20 item 3); the checks hold
+            // `faults_unfired` to the sim's counters and the exit status to both.
+            "--faults-must-fire".into(),
             "--no-progress".into(),
         ]
     }
@@ -301,9 +342,10 @@ mod tests {
                 .unwrap_or_else(|e| panic!("plan {p} is not a valid sim plan: {e}"));
             let anchor: Vec<&Rule> = p.rules.iter().filter(|r| r.card == p.anchor).collect();
             assert!(
-                anchor
-                    .iter()
-                    .all(|r| !matches!(r.kind.effect, Effect::Dead | Effect::Hardware)),
+                anchor.iter().all(|r| !matches!(
+                    r.kind.effect,
+                    Effect::Dead | Effect::Hardware | Effect::SdmaInit
+                ) && r.kind.form != Form::AtSdma),
                 "{p}"
             );
             let resets: u64 = anchor
@@ -326,7 +368,7 @@ mod tests {
     fn a_hundred_plans_use_every_fault_both_arches_and_every_card_count() {
         let ps = plans(1, 100);
         let used: BTreeSet<&str> = ps.iter().flat_map(Plan::kinds).collect();
-        let all: BTreeSet<&str> = FAULTS.iter().map(|f| f.name).collect();
+        let all: BTreeSet<&str> = every_fault().map(|f| f.name).collect();
         assert_eq!(used, all);
         assert!(ps.iter().any(|p| p.arch == Arch::A5) && ps.iter().any(|p| p.arch == Arch::A2a3));
         for n in 2..=4 {

@@ -17,7 +17,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use platform_common::sim::{card_state, SimConfig};
+use platform_common::sim::{card_state, CardCounters, SimConfig};
 use platform_common::Arch;
 use serde_json::Value;
 use tempfile::TempDir;
@@ -94,6 +94,8 @@ pub struct PlanRun {
     pub fired: Option<(usize, usize)>,
     /// Case launches on all cards of the run.
     pub launches: Option<u64>,
+    /// The sim's counters of each card (`None`: a card file could not be read).
+    pub counters: Option<Vec<CardCounters>>,
     /// The run's directory (sim root, locks, report, output); removed on drop unless kept.
     pub dir: TempDir,
 }
@@ -232,6 +234,7 @@ pub fn run_plan(t: &Target, plan: &Plan, kill: bool, work: &Path) -> Result<Plan
         Some((f, t, l)) => (Some((f, t)), Some(l)),
         None => (None, None),
     };
+    let counters = card_counters(plan, &dir.path().join("sim"));
     Ok(PlanRun {
         exit: status.code(),
         hung,
@@ -240,8 +243,18 @@ pub fn run_plan(t: &Target, plan: &Plan, kill: bool, work: &Path) -> Result<Plan
         report,
         fired,
         launches,
+        counters,
         dir,
     })
+}
+
+/// The sim's counters of each of the plan's cards after the run (`None` if a card file cannot be
+/// read).
+fn card_counters(plan: &Plan, sim_root: &Path) -> Option<Vec<CardCounters>> {
+    let cfg = SimConfig::new(cardguard_arches::entry(plan.arch).facts, sim_root).with_cards(plan.cards);
+    (0..plan.cards)
+        .map(|card| card_state(&cfg, card).ok().map(|s| s.counters))
+        .collect()
 }
 
 /// (launch faults fired, launch faults installed, case launches) over the plan's cards, from the

@@ -71,6 +71,36 @@ pub enum HealthEventKind {
     },
 }
 
+/// Which capability of a card a failure was met in: its compute path (streams, memory, kernels)
+/// or its SDMA engine (a warm-up, a copy or the SDMA probe). A compute-only probe passes a card
+/// whose SDMA engine is wedged (hw-native-sys/pypto-lib #1240), so a card's health says which one
+/// failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Capability {
+    /// Streams, device memory, kernel launches.
+    #[default]
+    Compute,
+    /// The SDMA engine.
+    Sdma,
+}
+
+impl Capability {
+    /// The name as reports spell it (`compute`, `sdma`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Compute => "compute",
+            Self::Sdma => "sdma",
+        }
+    }
+}
+
+impl fmt::Display for Capability {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// One health event of one card.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HealthEvent {
@@ -91,6 +121,10 @@ pub struct HealthEvent {
     pub detail: String,
     /// When, in milliseconds since the Unix epoch.
     pub unix_ms: u64,
+    /// The capability a failure was met in, when the event is one and the runner knows it (a
+    /// failed SDMA probe says `sdma`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capability: Option<Capability>,
 }
 
 impl HealthEvent {
@@ -104,7 +138,14 @@ impl HealthEvent {
             code: None,
             detail: detail.into(),
             unix_ms: unix_ms_now(),
+            capability: None,
         }
+    }
+
+    /// The same event naming the capability its failure was met in.
+    pub fn with_capability(mut self, capability: Capability) -> Self {
+        self.capability = Some(capability);
+        self
     }
 
     /// The same event naming the driver error involved.

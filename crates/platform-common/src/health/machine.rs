@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::event::{acl_rc, DrainOutcome, HealthEvent, HealthEventKind, HealthSubscriber};
+use super::event::{acl_rc, Capability, DrainOutcome, HealthEvent, HealthEventKind, HealthSubscriber};
 use crate::arch::Arch;
 use crate::driver::DeviceId;
 use crate::error::DriverError;
@@ -225,12 +225,13 @@ impl Health {
     }
 
     /// Records one attempt while `resetting`: emits `force_reset` and, when the probe ran,
-    /// `probe`. `reset_error` is the force reset's error (`None` when it returned 0).
+    /// `probe` (a failed one naming the capability it failed in). `reset_error` is the force
+    /// reset's error (`None` when it returned 0).
     pub fn attempt(
         &mut self,
         attempt: u32,
         reset_error: Option<DriverError>,
-        probe: Option<Result<(), DriverError>>,
+        probe: Option<Result<(), (DriverError, Capability)>>,
         duration: Duration,
     ) -> Result<(), IllegalTransition> {
         self.require(self.state == HealthState::Resetting, "attempt")?;
@@ -261,14 +262,14 @@ impl Health {
                     "post-reset probe of card {} attempt {attempt} confirmed",
                     self.device
                 ),
-                Err(e) => format!(
-                    "post-reset probe of card {} attempt {attempt} failed: {e}",
+                Err((e, capability)) => format!(
+                    "post-reset probe of card {} attempt {attempt} failed ({capability}): {e}",
                     self.device
                 ),
             };
             let mut ev = self.event(HealthEventKind::Probe { attempt, ok }, detail);
-            if let Err(e) = probe {
-                ev = ev.with_error(e);
+            if let Err((e, capability)) = probe {
+                ev = ev.with_error(e).with_capability(capability);
             }
             self.emit(ev);
         }
@@ -323,6 +324,25 @@ mod tests {
 
     fn cause() -> DriverError {
         DriverError::new(DriverCall::SynchronizeStreamWithTimeout, codes::RT_INTERNAL_ERROR)
+    }
+
+    #[test]
+    fn a_failed_probe_names_the_capability_it_failed_in() {
+        let (mut h, rx) = machine();
+        h.fault(cause()).unwrap();
+        h.mark_unusable(DrainOutcome::ReportedSuccess).unwrap();
+        h.begin_reset().unwrap();
+        h.attempt(1, None, Some(Err((cause(), Capability::Sdma))), Duration::ZERO)
+            .unwrap();
+        let probe = rx
+            .try_iter()
+            .find(|e| matches!(e.kind, HealthEventKind::Probe { ok: false, .. }))
+            .expect("the failed probe's event");
+        assert_eq!(probe.capability, Some(Capability::Sdma));
+        assert_eq!(probe.code, Some(codes::RT_INTERNAL_ERROR));
+        assert!(probe.detail.contains("failed (sdma)"), "{}", probe.detail);
+        let json = serde_json::to_value(&probe).unwrap();
+        assert_eq!(json["capability"], "sdma");
     }
 
     #[test]

@@ -29,5 +29,5 @@ mod event;
 mod machine;
 
 pub(crate) use event::acl_rc;
-pub use event::{DrainOutcome, DrainReport, HealthEvent, HealthEventKind, HealthSubscriber};
+pub use event::{Capability, DrainOutcome, DrainReport, HealthEvent, HealthEventKind, HealthSubscriber};
 pub use machine::{Health, HealthState, IllegalTransition, ProbeConfirmed};

@@ -26,6 +26,7 @@ use super::error::LeaseError;
 use super::lock::DeviceLease;
 use super::record::{read_small, replace_file};
 use crate::driver::DeviceId;
+use crate::health::Capability;
 
 /// Bytes of a health record read at most.
 const MAX_HEALTH: u64 = 1 << 20;
@@ -80,6 +81,11 @@ pub struct CardHealth {
     /// [`MAX_HEALTH_EVENTS`], the last ones).
     #[serde(default)]
     pub events: Vec<serde_json::Value>,
+    /// Which capability of the card failed (`compute`, or `sdma`: its SDMA engine), for a
+    /// quarantine or a needs-service record; absent in a cleared one (and in records older than
+    /// the field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capability: Option<Capability>,
     /// The user who wrote it: the file's owner (never read from the text).
     #[serde(skip)]
     pub uid: Option<u32>,
@@ -100,6 +106,7 @@ impl CardHealth {
             host: rustix::system::uname().nodename().to_string_lossy().into_owned(),
             reason: reason.into(),
             events: Vec::new(),
+            capability: None,
             uid: None,
         }
     }
@@ -109,6 +116,12 @@ impl CardHealth {
         let cut = events.len().saturating_sub(MAX_HEALTH_EVENTS);
         events.drain(..cut);
         self.events = events;
+        self
+    }
+
+    /// The same record naming the capability that failed.
+    pub fn with_capability(mut self, capability: Capability) -> Self {
+        self.capability = Some(capability);
         self
     }
 
@@ -138,6 +151,9 @@ impl std::fmt::Display for CardHealth {
             self.when(),
             self.run_id
         )?;
+        if let Some(c) = self.capability {
+            write!(f, " ({c} failed)")?;
+        }
         if let Some(uid) = self.uid {
             write!(f, " (uid {uid})")?;
         }

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use crate::arch::{Arch, ArchFacts};
 use crate::driver::{DeviceId, DevicePtr, Driver, KernelHandle, Stream};
 use crate::error::{codes, DriverError};
-use crate::health::{Health, HealthState};
+use crate::health::{Capability, Health, HealthState};
 use crate::kernel::{KernelBlob, KernelMeta};
 use crate::timeouts::TimeoutProfile;
 
@@ -98,6 +98,7 @@ impl DeviceRunnerBase {
                 arch,
                 error,
                 logged,
+                capability: Capability::Compute,
             }
         };
         match driver.init() {
@@ -133,7 +134,11 @@ impl DeviceRunnerBase {
                 Err(e) => {
                     tracing::warn!(device, %arch, error = %e, "SDMA warm-up failed: the init fails");
                     release_partial_init(driver.as_ref(), device, &[aicpu, aicore]);
-                    return Err(fail(e, logged));
+                    let mut err = fail(e, logged);
+                    if let InitError::Driver { capability, .. } = &mut err {
+                        *capability = Capability::Sdma;
+                    }
+                    return Err(err);
                 }
             }
         } else {
@@ -170,6 +175,7 @@ impl DeviceRunnerBase {
             arch: self.facts.arch,
             error,
             logged: Vec::new(),
+            capability: Capability::Compute,
         }
     }
 

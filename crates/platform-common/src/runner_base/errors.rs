@@ -10,6 +10,7 @@
 use crate::arch::Arch;
 use crate::driver::DeviceId;
 use crate::error::{DriverError, FailureClass};
+use crate::health::Capability;
 use crate::timeouts::{TimeoutError, TimeoutProfile};
 
 use super::buffer_id::BufferId;
@@ -31,6 +32,8 @@ pub enum InitError {
         /// Errors of init calls that are logged, not fatal (an op-execute-timeout refusal), seen
         /// before the fatal one.
         logged: Vec<DriverError>,
+        /// Where it failed: the compute setup, or the SDMA provisioning and its warm-up.
+        capability: Capability,
     },
     /// The configured timeouts break a rule of the profile the runner's driver is held to
     /// ([`TimeoutProfile::for_driver`]); refused before any driver call.
@@ -75,6 +78,14 @@ impl InitError {
         match self {
             Self::Driver { logged, .. } => logged,
             Self::Timeouts { .. } => &[],
+        }
+    }
+
+    /// The capability the init failed in (a configuration refused before any call: compute).
+    pub fn capability(&self) -> Capability {
+        match self {
+            Self::Driver { capability, .. } => *capability,
+            Self::Timeouts { .. } => Capability::Compute,
         }
     }
 
@@ -346,6 +357,7 @@ mod tests {
             arch: Arch::A5,
             error: cause(),
             logged: Vec::new(),
+            capability: Capability::Compute,
         };
         assert!(init.to_string().contains("rtKernelLaunchWithHandleV2"), "{init}");
         assert!(init.source().is_none());

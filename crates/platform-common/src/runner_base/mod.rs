@@ -53,7 +53,7 @@ pub use buffer_id::BufferId;
 pub use config::{RunnerConfig, MAX_RESET_ATTEMPTS};
 pub use errors::{FinalizeError, InitError, RunError, UnusableError, UsageError, WrongLease};
 pub use finalize::FinalizeReport;
-pub use probe::{probe_card, PROBE_ALLOC_BYTES};
+pub use probe::{probe_capabilities, probe_card, ProbeFailure, PROBE_ALLOC_BYTES};
 pub use raw_worker::{RawWorker, RawWorkerOpener};
 pub use request::{RunArg, RunOutput, RunRequest};
 pub use reset::{ProbeResult, ResetAttempt, ResetFailed, ResetReport};

@@ -10,6 +10,7 @@
 
 use crate::driver::{AicpuTask, DeviceId, Driver, KernelArg, LaunchOrigin};
 use crate::error::DriverError;
+use crate::health::Capability;
 use crate::kernel::KernelBlob;
 use crate::timeouts::Timeouts;
 
@@ -28,18 +29,46 @@ pub fn probe_card(
     timeouts: &Timeouts,
     sdma: bool,
 ) -> Result<(), DriverError> {
-    driver.set_device(device)?;
-    let stream = create_run_stream(driver)?;
-    driver.destroy_stream(stream)?;
-    let ptr = driver.malloc(PROBE_ALLOC_BYTES)?;
-    driver.free(ptr)?;
+    probe_capabilities(driver, device, kernel, timeouts, sdma).map_err(|f| f.error)
+}
+
+/// A failed probe: the driver error and the capability it was met in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("{capability} probe failed: {error}")]
+pub struct ProbeFailure {
+    /// Compute (stream, memory, the probe kernel, the closing soft reset) or SDMA (the SDMA probe).
+    pub capability: Capability,
+    /// The failing call.
+    pub error: DriverError,
+}
+
+/// [`probe_card`], saying which capability a failure was met in.
+pub fn probe_capabilities(
+    driver: &dyn Driver,
+    device: DeviceId,
+    kernel: Option<&KernelBlob>,
+    timeouts: &Timeouts,
+    sdma: bool,
+) -> Result<(), ProbeFailure> {
+    let compute = |error| ProbeFailure {
+        capability: Capability::Compute,
+        error,
+    };
+    driver.set_device(device).map_err(compute)?;
+    let stream = create_run_stream(driver).map_err(compute)?;
+    driver.destroy_stream(stream).map_err(compute)?;
+    let ptr = driver.malloc(PROBE_ALLOC_BYTES).map_err(compute)?;
+    driver.free(ptr).map_err(compute)?;
     if let Some(blob) = kernel {
-        run_probe_kernel(driver, blob, timeouts)?;
+        run_probe_kernel(driver, blob, timeouts).map_err(compute)?;
     }
     if sdma {
-        sdma_probe(driver, timeouts)?;
+        sdma_probe(driver, timeouts).map_err(|error| ProbeFailure {
+            capability: Capability::Sdma,
+            error,
+        })?;
     }
-    driver.reset_device(device)
+    driver.reset_device(device).map_err(compute)
 }
 
 fn run_probe_kernel(driver: &dyn Driver, blob: &KernelBlob, timeouts: &Timeouts) -> Result<(), DriverError> {

@@ -18,12 +18,12 @@ use std::time::{Duration, Instant};
 use crate::arch::Arch;
 use crate::driver::{DeviceId, Driver};
 use crate::error::DriverError;
-use crate::health::{acl_rc, DrainOutcome, Health, ProbeConfirmed};
+use crate::health::{acl_rc, Capability, DrainOutcome, Health, ProbeConfirmed};
 use crate::kernel::KernelBlob;
 use crate::lease::DeviceLease;
 use crate::timeouts::{duration_ms, Timeouts};
 
-use super::probe::probe_card;
+use super::probe::probe_capabilities;
 
 /// The post-reset probe's result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -173,11 +173,15 @@ pub(super) fn force_reset_until_confirmed(
         };
         tracing::debug!(device, attempt, ?drain, "pre-reset drain (ignored)");
         let reset_error = driver.reset_device_force(lease).err();
+        let mut failed_in = Capability::Compute;
         let probe = match reset_error {
             Some(_) => ProbeResult::NotRun,
-            None => match probe_card(driver, device, plan.probe_kernel, plan.timeouts, plan.sdma) {
+            None => match probe_capabilities(driver, device, plan.probe_kernel, plan.timeouts, plan.sdma) {
                 Ok(()) => ProbeResult::Confirmed,
-                Err(e) => ProbeResult::Failed(e),
+                Err(f) => {
+                    failed_in = f.capability;
+                    ProbeResult::Failed(f.error)
+                }
             },
         };
         let record = ResetAttempt {
@@ -190,7 +194,7 @@ pub(super) fn force_reset_until_confirmed(
         };
         let probe_for_event = match probe {
             ProbeResult::Confirmed => Some(Ok(())),
-            ProbeResult::Failed(e) => Some(Err(e)),
+            ProbeResult::Failed(e) => Some(Err((e, failed_in))),
             ProbeResult::NotRun => None,
         };
         if let Err(e) = health.attempt(attempt, reset_error, probe_for_event, record.duration) {

@@ -7,6 +7,7 @@
 use std::fmt;
 
 use platform_common::driver::{DeviceId, DriverCall};
+use platform_common::health::Capability;
 use platform_common::{Code, DriverError, FailureClass};
 use serde::{Deserialize, Serialize};
 
@@ -36,6 +37,11 @@ pub struct ErrorReport {
     /// succeeded and the card was left poisoned after them. Absent: `false`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub post_case_check: bool,
+    /// The card's capability the failure was met in, when the runner knows it (`sdma`: an SDMA
+    /// warm-up at init or the SDMA probe; `compute`: the rest of an init or probe). Absent:
+    /// not known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capability: Option<Capability>,
 }
 
 impl ErrorReport {
@@ -49,6 +55,7 @@ impl ErrorReport {
             message: message.into(),
             runtime_message: None,
             post_case_check: false,
+            capability: None,
         }
     }
 
@@ -62,7 +69,16 @@ impl ErrorReport {
             message: message.into(),
             runtime_message: err.runtime_message.map(|m| m.as_str().to_owned()),
             post_case_check: false,
+            capability: None,
         }
+    }
+}
+
+impl ErrorReport {
+    /// The same error naming the capability it was met in.
+    pub fn with_capability(mut self, capability: Capability) -> Self {
+        self.capability = Some(capability);
+        self
     }
 }
 

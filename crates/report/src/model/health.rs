@@ -9,7 +9,7 @@
 //! decides when an event happens.
 
 use platform_common::driver::DriverCall;
-use platform_common::health::{HealthEvent, HealthEventKind};
+use platform_common::health::{Capability, HealthEvent, HealthEventKind};
 use platform_common::Code;
 use serde::{Deserialize, Serialize};
 
@@ -62,6 +62,10 @@ pub struct RunnerEvent {
     pub code: Option<Code>,
     /// A one-line human explanation.
     pub detail: String,
+    /// The card's capability a failure was met in, when one is known (a failed init: `sdma`
+    /// for an SDMA warm-up, `compute` for the rest).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capability: Option<Capability>,
 }
 
 /// What happened to a card: a device runner's event, or one only the runner sees. Serialised
@@ -113,6 +117,7 @@ impl HealthRecord {
                 call: None,
                 code: None,
                 detail: detail.into(),
+                capability: None,
             }),
             case: None,
             pid: None,
@@ -126,6 +131,22 @@ impl HealthRecord {
             r.code = code;
         }
         self
+    }
+
+    /// Sets the capability of a runner event (a device event carries its own).
+    pub fn with_capability(mut self, capability: Option<Capability>) -> Self {
+        if let CardEvent::Runner(r) = &mut self.event {
+            r.capability = capability;
+        }
+        self
+    }
+
+    /// The capability a failure was met in, when the event names one.
+    pub fn capability(&self) -> Option<Capability> {
+        match &self.event {
+            CardEvent::Device(e) => e.capability,
+            CardEvent::Runner(r) => r.capability,
+        }
     }
 
     /// Sets `case`.

@@ -262,6 +262,7 @@ run_settings! {
     missing_kernel: Option<MissingKernelArg> = None, "fail on sim, skip on onboard", "missing-kernel", "CARDGUARD_MISSING_KERNEL", Text, parse_enum::<MissingKernelArg>, show_enum;
     faults: Option<String> = None, "none", "faults", "ONBOARD_SIM_FAULTS", Text, parse_text, show_display;
     faults_must_fire: bool = false, "false", "faults-must-fire", "CARDGUARD_FAULTS_MUST_FIRE", Switch, parse_switch, show_display;
+    keep_sdma_workers: bool = false, "false", "keep-sdma-workers", "CARDGUARD_KEEP_SDMA_WORKERS", Switch, parse_switch, show_display;
     report_dir: Option<PathBuf> = None, "target/onboard/<arch>/<run-id>", "report-dir", "CARDGUARD_REPORT_DIR", Text, parse_path, show_path;
     no_progress: bool = false, "false", "no-progress", "CARDGUARD_NO_PROGRESS", Switch, parse_switch, show_display;
 }

@@ -92,7 +92,7 @@ fn attempt_with(
         }
     };
     notes.extend(executed.notes);
-    let step = heal::after_case(executed.raw.error.as_ref(), worker.is_unusable());
+    let step = heal::after_case(executed.raw.error.as_ref(), worker.is_unusable(), false);
     let judged = judge(executed.raw, class.settings_of(case).expect.as_ref(), env.arch);
     ((judged.reported, step), notes)
 }

@@ -40,14 +40,23 @@ pub enum PoolStep {
 
 /// Step 3: a device-runtime error retires the pooled worker, and so does a runner left marked
 /// unusable whatever the attempt says; nothing else does (a result mismatch, a usage or an
-/// infrastructure error, a panic leave the worker as it is). `error` is the raw attempt's, before
-/// an expectation is judged: a device fault a case expected still retires the worker.
-pub fn after_case(error: Option<&ErrorReport>, unusable: bool) -> PoolStep {
+/// infrastructure error, a panic leave the worker as it is), except `always`: a worker created
+/// with SDMA is retired after every case, pass or not (upstream drops a worker that touched SDMA
+/// from its pool; `--keep-sdma-workers` keeps it, see [`retire_always`]). `error` is the raw
+/// attempt's, before an expectation is judged: a device fault a case expected still retires the
+/// worker.
+pub fn after_case(error: Option<&ErrorReport>, unusable: bool, always: bool) -> PoolStep {
     match error {
-        _ if unusable => PoolStep::Retire,
+        _ if unusable || always => PoolStep::Retire,
         Some(e) if e.class == FailureClass::DeviceRuntime => PoolStep::Retire,
         _ => PoolStep::Keep,
     }
+}
+
+/// Whether a pooled worker is retired after every case, pass or not: a worker created with SDMA
+/// (`sdma`), unless the run keeps them (`keep_sdma`, `--keep-sdma-workers`).
+pub fn retire_always(sdma: bool, keep_sdma: bool) -> bool {
+    sdma && !keep_sdma
 }
 
 /// When a close happened relative to the case the lane is at.
@@ -118,21 +127,26 @@ mod tests {
     #[test]
     fn pool_heal_table() {
         #[rustfmt::skip]
-        let rows: &[(&str, Option<FailureClass>, bool, PoolStep)] = &[
-            // what,                                         raw class,                          unusable, step
-            ("a pass keeps the worker",                      None,                               false, PoolStep::Keep),
-            ("a device-runtime error retires it",            Some(FailureClass::DeviceRuntime),  true,  PoolStep::Retire),
-            ("a device-runtime refusal retires it",          Some(FailureClass::DeviceRuntime),  false, PoolStep::Retire),
-            ("a result mismatch never retires anything",     Some(FailureClass::Result),         false, PoolStep::Keep),
-            ("a usage error keeps it",                       Some(FailureClass::Usage),          false, PoolStep::Keep),
-            ("an infrastructure error keeps it",             Some(FailureClass::Infrastructure), false, PoolStep::Keep),
-            ("a pass on an unusable runner retires it",      None,                               true,  PoolStep::Retire),
-            ("a panic on an unusable runner retires it",     Some(FailureClass::Result),         true,  PoolStep::Retire),
+        let rows: &[(&str, Option<FailureClass>, bool, bool, PoolStep)] = &[
+            // what,                                         raw class,                          unusable, SDMA, step
+            ("a pass keeps the worker",                      None,                               false, false, PoolStep::Keep),
+            ("a device-runtime error retires it",            Some(FailureClass::DeviceRuntime),  true,  false, PoolStep::Retire),
+            ("a device-runtime refusal retires it",          Some(FailureClass::DeviceRuntime),  false, false, PoolStep::Retire),
+            ("a result mismatch never retires anything",     Some(FailureClass::Result),         false, false, PoolStep::Keep),
+            ("a usage error keeps it",                       Some(FailureClass::Usage),          false, false, PoolStep::Keep),
+            ("an infrastructure error keeps it",             Some(FailureClass::Infrastructure), false, false, PoolStep::Keep),
+            ("a pass on an unusable runner retires it",      None,                               true,  false, PoolStep::Retire),
+            ("a panic on an unusable runner retires it",     Some(FailureClass::Result),         true,  false, PoolStep::Retire),
+            ("an SDMA worker is retired after a pass",       None,                               false, true,  PoolStep::Retire),
+            ("and after a result mismatch",                  Some(FailureClass::Result),         false, true,  PoolStep::Retire),
         ];
-        for &(what, class, unusable, want) in rows {
+        for &(what, class, unusable, always, want) in rows {
             let e = class.map(|c| ErrorReport::new(c, "x"));
-            assert_eq!(after_case(e.as_ref(), unusable), want, "{what}");
+            assert_eq!(after_case(e.as_ref(), unusable, always), want, "{what}");
         }
+        assert!(retire_always(true, false), "an SDMA worker is retired by default");
+        assert!(!retire_always(true, true), "--keep-sdma-workers keeps it");
+        assert!(!retire_always(false, false), "a compute worker is pooled");
     }
 
     /// When the post-case health check runs.

@@ -40,6 +40,8 @@ mod output;
 mod post_check;
 pub mod preflight;
 mod run_case;
+#[cfg(all(test, feature = "sim"))]
+mod sdma_check_tests;
 mod session;
 mod stamp;
 mod start;

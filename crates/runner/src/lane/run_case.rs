@@ -94,7 +94,8 @@ impl Lane {
         };
         self.fixture_notes(device, executed.notes);
         let unusable = self.pool.current_mut().is_some_and(|w| w.is_unusable());
-        let pool_step = heal::after_case(executed.raw.error.as_ref(), unusable);
+        let always = heal::retire_always(class.runtime.sdma, self.keep_sdma_workers);
+        let pool_step = heal::after_case(executed.raw.error.as_ref(), unusable, always);
         let expect = class.settings_of(case).expect;
         let judged = exec::judge(executed.raw, expect.as_ref(), self.env.arch);
         self.finish(id, judged.reported, since);

@@ -63,6 +63,8 @@ pub struct Lane {
     pub(super) fixtures: HostFixtures,
     /// `--health-check`: when a worker's card is checked after a case.
     pub(super) health_check: HealthCheck,
+    /// `--keep-sdma-workers`: a pooled worker created with SDMA stays pooled after a pass.
+    pub(super) keep_sdma_workers: bool,
     /// What the lane's card thread (this one) is doing, for the dispatcher's question.
     crumb: Arc<Breadcrumb>,
 }
@@ -120,7 +122,15 @@ impl Lane {
             started_classes: HashSet::new(),
             fixtures: HostFixtures::default(),
             health_check: HealthCheck::default(),
+            keep_sdma_workers: false,
         }
+    }
+
+    /// The same lane keeping (`keep`) or retiring after every case (the default) its pooled
+    /// workers created with SDMA (`--keep-sdma-workers`).
+    pub fn with_keep_sdma_workers(mut self, keep: bool) -> Self {
+        self.keep_sdma_workers = keep;
+        self
     }
 
     /// The same lane checking its workers' cards after cases as `mode` says.
@@ -274,7 +284,8 @@ impl Lane {
             let error = match e.driver_error() {
                 Some(d) => ErrorReport::from_driver(&d, e.to_string()),
                 None => ErrorReport::new(e.class(), e.to_string()),
-            };
+            }
+            .with_capability(e.capability());
             summary.push((device, e.to_string(), error.code));
             self.send(&FromLane::InitFailed {
                 device,

@@ -31,6 +31,10 @@ pub struct LaneConfig {
     pub preflight: bool,
     /// `--health-check`: when a worker's card is checked after a case.
     pub health_check: super::HealthCheck,
+    /// `--keep-sdma-workers`: a pooled worker created with SDMA stays pooled after a pass.
+    pub keep_sdma_workers: bool,
+    /// The run's selected cases use SDMA: a preflight runs the SDMA probe too.
+    pub suite_sdma: bool,
 }
 
 /// Runs a lane to its end; returns the process's exit code.
@@ -82,7 +86,7 @@ pub fn main(cfg: LaneConfig, suite: Suite) -> i32 {
     let mut env = WorkerEnv::new(cfg.arch, driver, cfg.device, info.timeouts);
     env.probe_kernel = probe;
     if cfg.preflight {
-        return super::preflight::run(env, &lease, chan);
+        return super::preflight::run(env, &lease, chan, cfg.suite_sdma);
     }
     env.kernels = crate::kernels::registry(&info, cfg.arch, &suite);
     // A body's panic is caught per case; the hook records where it happened for the report.
@@ -98,6 +102,7 @@ pub fn main(cfg: LaneConfig, suite: Suite) -> i32 {
         .with_extra_cards(cfg.platform, extra)
         .with_hooks(hooks)
         .with_health_check(cfg.health_check)
+        .with_keep_sdma_workers(cfg.keep_sdma_workers)
         .run()
 }
 

@@ -7,6 +7,7 @@
 //! lease (the files are `platform_common::lease`'s). It never decides what a record means or when one is written (the
 //! state machine does); a failure to write is a warning (the run's own report has it all).
 
+use platform_common::health::Capability;
 use platform_common::lease::{CardHealth, HealthStatus};
 use platform_common::DeviceLease;
 
@@ -18,19 +19,22 @@ pub fn found(lease: &DeviceLease) -> Option<CardHealth> {
 }
 
 /// Writes the card's health record: `status` (quarantined, or needs service) now by run `run_id`
-/// for `reason`, with `events` (its health events of the run).
+/// for `reason`, with `events` (its health events of the run) and the `capability` that failed.
 pub fn remember(
     lease: &DeviceLease,
     status: HealthStatus,
     run_id: &str,
     reason: &str,
     events: &[HealthRecord],
+    capability: Capability,
 ) {
     let events = events
         .iter()
         .filter_map(|r| serde_json::to_value(r).ok())
         .collect();
-    let rec = CardHealth::now(lease.physical(), status, run_id, reason).with_events(events);
+    let rec = CardHealth::now(lease.physical(), status, run_id, reason)
+        .with_events(events)
+        .with_capability(capability);
     if let Err(e) = lease.remember_health(&rec) {
         tracing::warn!(
             device = lease.card(),

@@ -55,6 +55,7 @@ impl Dispatcher {
                 status,
                 reason,
                 events,
+                capability,
             } => {
                 memory::remember(
                     &self.leases[card],
@@ -62,6 +63,7 @@ impl Dispatcher {
                     &self.settings.run_id,
                     &reason,
                     &events,
+                    capability,
                 );
                 None
             }

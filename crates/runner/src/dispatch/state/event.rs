@@ -160,6 +160,8 @@ pub enum Action {
         reason: String,
         /// Its health events of the run (the last ones).
         events: Vec<HealthRecord>,
+        /// The capability that failed: the last of its events that names one, else compute.
+        capability: platform_common::health::Capability,
     },
     /// Clear card `card`'s health record (its preflight passed), saying why.
     Forget {

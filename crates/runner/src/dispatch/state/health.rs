@@ -24,6 +24,7 @@
 //! `strikes`, `quarantine`'s reasons); the record files are the process layer's. It never judges
 //! an attempt.
 
+use platform_common::health::Capability;
 use platform_common::lease::{HealthStatus, LeaseError};
 use platform_common::Code;
 
@@ -179,13 +180,26 @@ impl DispatchState {
             Blamed::Host => return,
         };
         {
-            let events = self.cards[card].recent.iter().cloned().collect();
+            let events: Vec<HealthRecord> = self.cards[card].recent.iter().cloned().collect();
+            let capability = failed_capability(&events);
             self.act(Action::Remember {
                 card,
                 status,
                 reason: reason.to_owned(),
                 events,
+                capability,
             });
         }
     }
+}
+
+/// The capability a card's quarantine is for: the last of its health events that names one (an
+/// SDMA warm-up that failed the init, a failed SDMA probe), else compute (every other failure is
+/// met on the compute path).
+pub(super) fn failed_capability(events: &[HealthRecord]) -> Capability {
+    events
+        .iter()
+        .rev()
+        .find_map(HealthRecord::capability)
+        .unwrap_or(Capability::Compute)
 }

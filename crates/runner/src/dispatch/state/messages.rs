@@ -160,6 +160,7 @@ impl DispatchState {
         );
         let r = HealthRecord::runner(self.now_ms(), RunnerEventKind::InitFailed, detail)
             .with_error(error.call, error.code)
+            .with_capability(error.capability)
             .with_pid(pid);
         self.health(card, r);
     }
