@@ -7,7 +7,7 @@
 use platform_common::acl::{AclConfig, AclDriver};
 use platform_common::driver::Driver;
 use platform_common::error::{codes, Code};
-use platform_common::sim::{start_run, FaultPlan, SimConfig, SimDriver};
+use platform_common::sim::{card_state, start_run, Fault, FaultPlan, SimConfig, SimDriver};
 use platform_common::visible::{VisibleDevices, ENV_VISIBLE_DEVICES};
 use platform_common::Arch;
 
@@ -110,4 +110,18 @@ fn a_bad_map_fails_every_call_of_the_library() {
     let lib = instance(&built_library().unwrap(), &dir.path().join("libs"), &settings).unwrap();
     let d = AclDriver::open(&AclConfig::files([&lib])).unwrap();
     assert!(d.init().is_err(), "a card named twice is no map to simulate");
+}
+
+#[test]
+fn a_fault_rule_through_cg_sim_start_run_names_the_logical_card() {
+    let (dir, cfg) = machine(Arch::A5);
+    let d = process(&dir.path().join("libs"), &cfg, "3", "3");
+    // The run's card and the rule's `dev=0` are logical 0, which is physical 3 under `3`.
+    assert!(d.start_sim_run(&[0], Some("dev=0:dead")).unwrap());
+    assert_eq!(card_state(&cfg, 3).unwrap().faults, vec![Fault::Dead]);
+    assert!(card_state(&cfg, 0).unwrap().faults.is_empty());
+    d.init().unwrap();
+    assert_eq!(d.set_device(0).unwrap_err().code, codes::RT_DEV_SETUP_ERROR);
+    // A rule for a card the map does not show is refused (the library names it on stderr).
+    assert!(d.start_sim_run(&[0], Some("dev=1:dead")).is_err());
 }
