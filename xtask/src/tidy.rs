@@ -38,6 +38,18 @@ pub const UNSAFE_ALLOWED: &[(&str, &str)] = &[
         "the CANN driver: one block per C call",
     ),
     (
+        "crates/platform-common/src/acl/arch.rs",
+        "looks an arch's HAL symbols up, typed for its calls (libloading)",
+    ),
+    (
+        "crates/platform-a5/src/hal.rs",
+        "a5's register mapping: the halResMap call",
+    ),
+    (
+        "crates/platform-a2a3/src/hal.rs",
+        "a2a3's register mapping: the halGetDeviceInfoByBuff and halMemCtl calls",
+    ),
+    (
         "crates/platform-common/src/acl/introspect.rs",
         "reads the loaded libraries' paths (dladdr)",
     ),

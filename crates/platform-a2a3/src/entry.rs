@@ -18,6 +18,8 @@ pub const ENTRY: ArchEntry = ArchEntry {
     open_raw_worker: RawWorker::open::<CardRegisters>,
     // `--cce-aicore-arch` of a2a3's AICore binaries.
     aicore_arch: "dav-c220-vec",
+    // Its register mapping on the CANN driver: its own HAL calls and symbols.
+    hal: crate::hal::HAL,
     // a2a3's AICPU-built-graph workers take the SDMA option (one force-reset attempt).
     sdma_workers: true,
 };

@@ -18,6 +18,8 @@ pub const ENTRY: ArchEntry = ArchEntry {
     open_raw_worker: RawWorker::open::<CoreRegisters>,
     // `--cce-aicore-arch` of a5's AICore binaries.
     aicore_arch: "dav-c310-vec",
+    // Its register mapping on the CANN driver: its own HAL calls and symbols.
+    hal: crate::hal::HAL,
     // a5's workers take no SDMA option.
     sdma_workers: false,
 };

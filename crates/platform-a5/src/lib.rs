@@ -40,6 +40,7 @@
 
 pub mod entry;
 pub mod facts;
+pub mod hal;
 pub mod registers;
 pub mod runner;
 

@@ -39,14 +39,15 @@ cfg_if::cfg_if! {
 
 cfg_if::cfg_if! {
     if #[cfg(feature = "onboard")] {
-        use crate::acl::{AclDriver, AclLoadError};
+        use crate::acl::{AclConfig, AclDriver, AclLoadError};
 
         impl ArchEntry {
             /// The CANN driver for this arch's cards, its libraries found as `--platform onboard`
-            /// finds them (`ONBOARD_ACL_LIB`, else the CANN install). Absent libraries or symbols
-            /// are a typed error naming what was tried, never a panic.
+            /// finds them (`ONBOARD_ACL_LIB`, else the CANN install), mapping registers with the
+            /// arch's [`ArchEntry::hal`]. Absent libraries or symbols (the shared ones and the
+            /// arch's) are a typed error naming what was tried, never a panic.
             pub fn onboard_driver(&self) -> Result<AclDriver, AclLoadError> {
-                AclDriver::load_default()
+                AclDriver::load_for(&AclConfig::from_env()?, self.hal)
             }
         }
 

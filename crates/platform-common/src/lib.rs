@@ -31,6 +31,7 @@
 //! ([`ArchFacts`], `ArchRegisters`).
 
 pub mod arch;
+pub mod arch_hal;
 mod call;
 pub mod code_table;
 mod device_id;

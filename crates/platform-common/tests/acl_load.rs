@@ -13,10 +13,11 @@
 use std::path::{Path, PathBuf};
 
 use cardguard_test_support::acl_fixtures::{compile_c_library, loaded_libc};
+use cardguard_test_support::entry;
 use platform_common::acl::{AclConfig, AclDriver, AclLoadError, REQUIRED_SYMBOLS};
 use platform_common::driver::{Driver, DriverCall, DriverKind};
 use platform_common::error::{codes, FailureClass};
-use platform_common::DriverError;
+use platform_common::{Arch, DriverError};
 
 const PARTIAL_C: &str = r#"
 #include <stdint.h>
@@ -155,8 +156,11 @@ fn without_the_v2_timeout_the_v1_call_gets_whole_seconds_rounded_up() {
 fn symbols_resolve_lazily_and_an_absent_one_fails_only_its_call() {
     let dir = tempfile::tempdir().unwrap();
     let lib = partial_cann(dir.path());
-    let d = AclDriver::open(&AclConfig::files([&lib])).unwrap();
+    let d = AclDriver::open(&AclConfig::files([&lib]))
+        .unwrap()
+        .with_arch(entry(Arch::A5).hal);
     assert_eq!(d.resolved_symbols(), vec!["aclInit"], "open probes aclInit only");
+    assert!(d.resolved_arch_symbols().is_empty(), "with_arch looks nothing up");
     assert!(!d.has_sim_extensions());
 
     assert_eq!(d.init(), Ok(()));
@@ -186,15 +190,10 @@ fn symbols_resolve_lazily_and_an_absent_one_fails_only_its_call() {
         DriverError::new(DriverCall::Malloc, codes::LOADER_SYMBOL_MISSING)
     );
     let resolved = d.resolved_symbols();
-    for s in [
-        "aclInit",
-        "aclrtSetDevice",
-        "aclrtCreateStream",
-        "aclrtMalloc",
-        "halResMap",
-    ] {
+    for s in ["aclInit", "aclrtSetDevice", "aclrtCreateStream", "aclrtMalloc"] {
         assert!(resolved.contains(&s), "{s} not looked up: {resolved:?}");
     }
+    assert_eq!(d.resolved_arch_symbols(), vec!["halResMap"]);
     assert!(
         !resolved.contains(&"aclrtFree"),
         "looked up before use: {resolved:?}"
@@ -217,7 +216,9 @@ fn lookups_span_every_library_in_load_order() {
     let dir = tempfile::tempdir().unwrap();
     let lib = partial_cann(dir.path());
     // libc first: it lacks every CANN symbol, so each is found in the partial library after it.
-    let d = AclDriver::open(&AclConfig::files([libc_path(), lib])).unwrap();
+    let d = AclDriver::open(&AclConfig::files([libc_path(), lib]))
+        .unwrap()
+        .with_arch(entry(Arch::A5).hal);
     assert_eq!(d.set_device(1), Ok(()));
     assert_eq!(d.hal_res_map(1, 0).unwrap_err().code, codes::HAL_NO_PROCESS);
 }

@@ -98,9 +98,12 @@ fn open(options: &ffi::DriverOptions) -> Result<DriverHandle, HostError> {
         }
         ffi::DriverChoice::Acl => {
             let acl = if options.acl_libraries.is_empty() {
-                AclDriver::load_default()
+                AclDriver::load_default(entry.hal)
             } else {
-                AclDriver::load(&AclConfig::files(options.acl_libraries.iter().map(PathBuf::from)))
+                AclDriver::load_for(
+                    &AclConfig::files(options.acl_libraries.iter().map(PathBuf::from)),
+                    entry.hal,
+                )
             }
             .map_err(HostError::Acl)?;
             Ok(DriverHandle {

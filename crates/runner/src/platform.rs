@@ -270,9 +270,18 @@ cfg_if::cfg_if! {
             let (Some(sim), Some(plan)) = (&info.sim, faults.and_then(|t| t.parse::<FaultPlan>().ok())) else {
                 return Vec::new();
             };
+            // `devices` and the rules are logical; the card files are the physical cards'.
+            let visible = match platform_common::visible::VisibleDevices::from_env() {
+                Ok(v) => v,
+                Err(e) => {
+                    tracing::warn!("cannot tell which faults fired: {e}");
+                    return Vec::new();
+                }
+            };
             let mut out = Vec::new();
             for &card in devices {
-                let state = match platform_common::sim::card_state(sim, card) {
+                let Some(physical) = visible.physical(card) else { continue };
+                let state = match platform_common::sim::card_state(sim, physical) {
                     Ok(s) => s,
                     Err(e) => {
                         tracing::warn!(card, "cannot read the simulated card to tell which faults fired: {e}");
@@ -303,7 +312,9 @@ cfg_if::cfg_if! {
                 Some(t) => FaultPlan::parse_for_cards(t, info.cards).map_err(|e| e.to_string())?,
                 None => FaultPlan::default(),
             };
-            platform_common::sim::start_run(sim, devices, &plan)
+            // `devices` and the plan's `dev=N` are logical; the faults go to the physical cards.
+            let visible = platform_common::visible::VisibleDevices::from_env().map_err(|e| e.to_string())?;
+            platform_common::sim::start_run_mapped(sim, &visible, devices, &plan)
                 .map_err(|e| format!("cannot start the sim run: {e}"))
         }
     } else {

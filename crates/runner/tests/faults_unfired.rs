@@ -105,3 +105,45 @@ fn a_plan_whose_rules_all_fired_lists_nothing() {
     assert!(r.faults_unfired.is_empty(), "{:?}", r.faults_unfired);
     assert!(!run.stdout.contains("never fired"), "{}", run.stdout);
 }
+
+/// Under `ASCEND_RT_VISIBLE_DEVICES=3` the run's card 0 is physical card 3: `dev=0` names the
+/// run's card 0, its rules are armed on physical card 3 (where the lane's launches count) and
+/// read back from it, so the one that can fire does and only the other is listed.
+#[test]
+fn a_rule_names_the_runs_card_under_a_visible_devices_map() {
+    let sb = Sandbox::with_cards(4);
+    let args = [
+        "--devices",
+        "0",
+        "--case",
+        "Body::chain",
+        "--faults",
+        "dev=0:op_timeout@50;dev=0:launch_fail@1",
+    ];
+    let out = sb
+        .command_with(&probe(), "a5", &args)
+        .env("ASCEND_RT_VISIBLE_DEVICES", "3")
+        .output()
+        .unwrap();
+    let run = sb.finish(out);
+    let r = run.consistent_report(0);
+    assert!(
+        matches!(outcome(&r, "Body::chain"), Outcome::Flaky | Outcome::Passed),
+        "{}",
+        run.dump()
+    );
+    assert_eq!(
+        r.faults_unfired.len(),
+        1,
+        "{:?}\n{}",
+        r.faults_unfired,
+        run.dump()
+    );
+    let u = &r.faults_unfired[0];
+    assert_eq!((u.rule.as_str(), u.card), ("dev=0:op_timeout@50", 0));
+    // The rules live in physical card 3's file; physical card 0, never touched, holds none.
+    let card =
+        |n: u32| std::fs::read_to_string(sb.sim_root().join(format!("card-{n}.json"))).unwrap_or_default();
+    assert!(card(3).contains("launch_fail"), "{}", card(3));
+    assert!(!card(0).contains("launch_fail"), "{}", card(0));
+}

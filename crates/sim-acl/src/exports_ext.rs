@@ -7,7 +7,7 @@ use std::ffi::{c_char, CStr};
 use platform_common::acl::bindings::*;
 use platform_common::driver::{LaunchOrigin, SdmaOrigin};
 use platform_common::error::CodeSpace;
-use platform_common::sim::{start_run, FaultPlan, ENV_SIM_FAULTS};
+use platform_common::sim::{start_run_mapped, FaultPlan, ENV_SIM_FAULTS};
 
 use crate::abi::call;
 use crate::state::{set_next_launch, set_next_sdma, LaunchInfo};
@@ -61,7 +61,8 @@ pub unsafe extern "C" fn cgSimSetLaunchInfo(origin: u32, arg_roles: *const u8, n
 }
 
 /// `cgSimStartRun`: starts a run on `num_cards` cards with the plan `plan` (NULL: the plan in
-/// `ONBOARD_SIM_FAULTS`, none when unset).
+/// `ONBOARD_SIM_FAULTS`, none when unset). The cards and the plan's `dev=N` are logical ids under
+/// the process's `ASCEND_RT_VISIBLE_DEVICES`; the faults go to the physical cards' state.
 ///
 /// # Safety
 ///
@@ -91,14 +92,16 @@ pub unsafe extern "C" fn cgSimStartRun(cards: *const u32, num_cards: u32, plan: 
             }
         };
         let cfg = sim.driver.config();
-        let plan = match FaultPlan::parse_for_cards(&text, cfg.cards) {
+        let visible = sim.driver.visible();
+        let plan = match FaultPlan::parse_for_cards(&text, visible.count().unwrap_or(cfg.cards)) {
             Ok(p) => p,
             Err(e) => {
                 eprintln!("libsim_acl: {e}");
                 return INVALID;
             }
         };
-        match start_run(cfg, cards, &plan) {
+        // The cards and the plan's `dev=N` are logical, as this process's ACL calls take them.
+        match start_run_mapped(cfg, visible, cards, &plan) {
             Ok(()) => ACL_SUCCESS,
             Err(e) => {
                 eprintln!("libsim_acl: {e}");

@@ -68,10 +68,11 @@ pub fn sim_instance(dir: &Path, cfg: &SimConfig) -> Result<PathBuf, LocateError>
 }
 
 /// A fresh simulated process of `cfg`'s machine behind the `acl` driver: a [`sim_instance`] in
-/// `dir`, loaded with [`AclDriver::load`].
+/// `dir`, loaded with [`AclDriver::load_for`] the arch of `cfg` (its register mapping).
 pub fn acl_process(dir: &Path, cfg: &SimConfig) -> Result<AclDriver, LocateError> {
     let path = sim_instance(dir, cfg)?;
-    AclDriver::load(&AclConfig::files([&path])).map_err(|e| LocateError::Load {
+    let hal = crate::entry(cfg.arch.arch).hal;
+    AclDriver::load_for(&AclConfig::files([&path]), hal).map_err(|e| LocateError::Load {
         path,
         reason: e.to_string(),
     })

@@ -12,7 +12,7 @@
 //! through the optional extension `cgSimSetLaunchInfo` where the library exports it
 //! (`libsim_acl.so` does, so its fault counters see only case launches).
 
-use std::ffi::{c_int, c_uint, c_ulong, c_void};
+use std::ffi::c_void;
 use std::fmt;
 use std::path::PathBuf;
 use std::ptr;
@@ -25,6 +25,7 @@ use super::error::AclLoadError;
 use super::library::Libraries;
 use super::result;
 use super::symbols::Symbols;
+use crate::arch_hal::{symbol_missing, ArchHal};
 use crate::driver::{
     AicpuTask, DeviceId, DevicePtr, Driver, DriverCall, DriverInfo, DriverKind, DriverResult, KernelArg,
     KernelHandle, LaunchOrigin, RegisterWindow, SdmaOrigin, Stream, StreamFailureMode,
@@ -32,11 +33,7 @@ use crate::driver::{
 use crate::error::{codes, DriverError};
 use crate::kernel::KernelBlob;
 use crate::lease::DeviceLease;
-use crate::visible::{PhysicalId, VisibleDevices};
-
-/// Bytes of the AICPU usable-core bitmap `halGetDeviceInfoByBuff(MODULE_TYPE_AICORE,
-/// INFO_TYPE_OCCUPY)` fills: `uint64_t[2]` (hicann/runtime pkg_inc/driver/ascend_hal_base.h).
-const OCCUPY_BITMAP_WORDS: usize = 2;
+use crate::visible::VisibleDevices;
 
 /// The CANN runtime (or a library exporting its C ABI), loaded at run time.
 pub struct AclDriver {
@@ -44,7 +41,11 @@ pub struct AclDriver {
     pub(super) syms: Symbols,
     files: Vec<PathBuf>,
     /// The process's `ASCEND_RT_VISIBLE_DEVICES`: the HAL calls get the physical id.
-    visible: VisibleDevices,
+    pub(super) visible: VisibleDevices,
+    /// The arch's register mapping ([`ArchHal::NONE`] until [`AclDriver::with_arch`]).
+    pub(super) arch: ArchHal,
+    /// The arch's HAL symbols looked up so far, with their addresses (`None`: absent).
+    pub(super) arch_syms: std::sync::Mutex<Vec<(&'static str, Option<usize>)>>,
 }
 
 impl fmt::Debug for AclDriver {
@@ -69,10 +70,20 @@ macro_rules! sym {
 impl AclDriver {
     /// Opens the configured libraries and checks that they are a CANN runtime (`aclInit`
     /// resolves) exporting every symbol the driver calls ([`super::REQUIRED_SYMBOLS`]), so a
-    /// broken install stops a run before any card is touched.
+    /// broken install stops a run before any card is touched. Loaded without an arch, it maps no
+    /// registers ([`AclDriver::load_for`] does).
     pub fn load(cfg: &AclConfig) -> Result<Self, AclLoadError> {
-        let driver = Self::open(cfg)?;
-        let missing = driver.syms.missing(&driver.libs);
+        Self::load_for(cfg, ArchHal::NONE)
+    }
+
+    /// [`AclDriver::load`] for an arch's cards: the shared symbols and the arch's
+    /// ([`ArchHal::required`]) must all resolve, and the register mapping calls go to `arch`. A
+    /// load error names every absent symbol (shared first, then the arch's) and the CANN version
+    /// the library reports.
+    pub fn load_for(cfg: &AclConfig, arch: ArchHal) -> Result<Self, AclLoadError> {
+        let driver = Self::open(cfg)?.with_arch(arch);
+        let mut missing = driver.syms.missing(&driver.libs);
+        missing.extend(driver.missing_arch_symbols());
         if !missing.is_empty() {
             return Err(AclLoadError::MissingSymbols {
                 libraries: driver.files.clone(),
@@ -83,9 +94,9 @@ impl AclDriver {
         Ok(driver)
     }
 
-    /// [`AclDriver::load`] with [`AclConfig::from_env`]: what `--platform onboard` uses.
-    pub fn load_default() -> Result<Self, AclLoadError> {
-        Self::load(&AclConfig::from_env()?)
+    /// [`AclDriver::load_for`] with [`AclConfig::from_env`]: what `--platform onboard` uses.
+    pub fn load_default(arch: ArchHal) -> Result<Self, AclLoadError> {
+        Self::load_for(&AclConfig::from_env()?, arch)
     }
 
     /// Opens the configured libraries and checks only `aclInit`; every other symbol is resolved
@@ -98,6 +109,8 @@ impl AclDriver {
             libs,
             syms: Symbols::default(),
             visible: VisibleDevices::from_env()?,
+            arch: ArchHal::NONE,
+            arch_syms: std::sync::Mutex::new(Vec::new()),
         };
         if driver.syms.aclInit(&driver.libs).is_none() {
             return Err(AclLoadError::NotCann {
@@ -151,15 +164,6 @@ impl AclDriver {
     pub fn with_visible(mut self, visible: VisibleDevices) -> Self {
         self.visible = visible;
         self
-    }
-
-    /// The id the HAL knows the logical card `device` by: upstream's `acl_to_hal_device_id`
-    /// (hw-native-sys/simpler src/common/platform/include/common/acl_hal_device.h). A card the map
-    /// does not show is refused as the runtime refuses it.
-    fn hal_device(&self, call: DriverCall, device: DeviceId) -> DriverResult<PhysicalId> {
-        self.visible
-            .physical(device)
-            .ok_or(DriverError::new(call, codes::INVALID_DEVICEID))
     }
 
     /// The op-execute timeout, in microseconds, that the runtime applies for `requested_us`: as
@@ -518,61 +522,17 @@ impl Driver for AclDriver {
 
     fn hal_res_map(&self, device: DeviceId, core: u32) -> DriverResult<u64> {
         let call = DriverCall::HalResMap;
-        let device = self.hal_device(call, device)?;
-        let f = sym!(self, halResMap, call);
-        let mut info = res_map_info {
-            target_proc_type: PROCESS_CP1,
-            res_type: RES_AICORE,
-            res_id: core,
-            flag: 0,
-            rsv: [0; RES_MAP_INFO_RSV_LEN as usize],
-        };
-        let mut va: c_ulong = 0;
-        let mut len: c_uint = 0;
-        // SAFETY: `info`, `va` and `len` are valid for the call; the device id is a plain value.
-        result::hal(call, unsafe { f(device as c_uint, &mut info, &mut va, &mut len) })?;
-        #[allow(clippy::useless_conversion)] // `c_ulong` is 32 bits on some targets.
-        Ok(u64::from(va))
+        match self.arch.res_map {
+            Some(f) => f(self, device, core),
+            None => Err(symbol_missing(call, "halResMap")),
+        }
     }
 
     fn hal_mem_ctl(&self, device: DeviceId) -> DriverResult<RegisterWindow> {
         let call = DriverCall::HalMemCtl;
-        let device = self.hal_device(call, device)?;
-        let info = sym!(self, halGetDeviceInfoByBuff, call);
-        let map = sym!(self, halMemCtl, call);
-        let mut bitmap = [0u64; OCCUPY_BITMAP_WORDS];
-        let mut size = std::mem::size_of_val(&bitmap) as i32;
-        // SAFETY: `bitmap` is writable for `size` bytes and `size` is a valid, writable i32.
-        let rc = unsafe {
-            info(
-                device,
-                MODULE_TYPE_AICORE as i32,
-                INFO_TYPE_OCCUPY as i32,
-                bitmap.as_mut_ptr().cast(),
-                &mut size,
-            )
-        };
-        result::hal(call, rc)?;
-        let mut input = AddrMapInPara {
-            addr_type: ADDR_MAP_TYPE_REG_AIC_CTRL,
-            devid: device,
-        };
-        let mut out = AddrMapOutPara { ptr: 0, len: 0 };
-        // SAFETY: `input` is readable for its stated size and `out` writable for its own; the
-        // reply size pointer may be null (upstream passes null too).
-        let rc = unsafe {
-            map(
-                CTRL_TYPE_ADDR_MAP as c_int,
-                (&mut input as *mut AddrMapInPara).cast(),
-                std::mem::size_of::<AddrMapInPara>(),
-                (&mut out as *mut AddrMapOutPara).cast(),
-                ptr::null_mut(),
-            )
-        };
-        result::hal(call, rc)?;
-        Ok(RegisterWindow {
-            base: out.ptr,
-            core_mask: bitmap[0],
-        })
+        match self.arch.mem_ctl {
+            Some(f) => f(self, device),
+            None => Err(symbol_missing(call, "halMemCtl")),
+        }
     }
 }

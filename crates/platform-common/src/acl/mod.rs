@@ -10,6 +10,8 @@
 //! - `result`: raw `aclError` / `rtError_t` / `drvError_t` to typed [`crate::DriverError`].
 //! - `convert`: the driver's arguments as their C types (ids, timeouts, handles, roles).
 //! - [`driver`]: [`AclDriver`], one small `unsafe` block per C call.
+//! - `arch`: the driver as a [`crate::arch_hal::HalLibrary`] for an arch's register mapping
+//!   (the arch crates own those calls; [`hal_symbol`] is their typed lookup).
 //! - `sim_run`: the `cgSimStartRun` extension (a simulated run's fault plan and counters).
 //! - [`error`]: [`AclLoadError`], what was searched or which symbol is absent.
 //! - `introspect` (with feature `sim`): the simulator's counters and sticky error through
@@ -20,6 +22,7 @@
 //! never decides anything about a card's health (the device runners do).
 
 pub mod aicpu_args;
+mod arch;
 #[rustfmt::skip]
 pub mod bindings;
 pub mod config;
@@ -34,6 +37,7 @@ mod result;
 mod sim_run;
 mod symbols;
 
+pub use arch::hal_symbol;
 pub use config::{AclConfig, LibrarySource};
 pub use driver::AclDriver;
 pub use error::{AclLoadError, ExtensionError};

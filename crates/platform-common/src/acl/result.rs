@@ -1,9 +1,10 @@
 //! Raw return codes of the C calls to typed [`DriverError`]s: one small function per documented
-//! set of codes (`aclError` and `rtError_t` share the ACL numbering, so both go through `acl`; `drvError_t` is the HAL's).
+//! set of codes (`aclError` and `rtError_t` share the ACL numbering, so both go through `acl`; a `drvError_t`
+//! goes through [`crate::arch_hal::hal_result`], as only the arch crates' HAL calls return one).
 //!
 //! This file never names or classifies a code: the code table in [`crate::error`] does.
 
-use super::bindings::{aclError, drvError_t, ACL_SUCCESS, DRV_ERROR_NONE};
+use super::bindings::{aclError, ACL_SUCCESS};
 use crate::driver::{DriverCall, DriverResult};
 use crate::error::{codes, Code, DriverError};
 
@@ -13,15 +14,6 @@ pub(crate) fn acl(call: DriverCall, rc: aclError) -> DriverResult<()> {
         Ok(())
     } else {
         Err(DriverError::new(call, Code::acl(rc)))
-    }
-}
-
-/// A `drvError_t` of `call`.
-pub(crate) fn hal(call: DriverCall, rc: drvError_t) -> DriverResult<()> {
-    if rc == DRV_ERROR_NONE {
-        Ok(())
-    } else {
-        Err(DriverError::new(call, Code::hal(rc)))
     }
 }
 
@@ -44,11 +36,11 @@ mod tests {
     #[test]
     fn success_is_ok_and_codes_keep_their_space() {
         assert!(acl(DriverCall::Malloc, 0).is_ok());
-        assert!(hal(DriverCall::HalResMap, 0).is_ok());
         // `rtError_t` shares the ACL numbering.
         let e = acl(DriverCall::LaunchAicore, 207001).unwrap_err();
         assert_eq!(e.code, codes::RT_MEMORY_ALLOCATION);
-        let e = hal(DriverCall::HalResMap, 62).unwrap_err();
+        // A `drvError_t` (the arch crates' HAL calls) keeps the HAL space.
+        let e = crate::arch_hal::hal_result(DriverCall::HalResMap, 62).unwrap_err();
         assert_eq!(e.code, codes::HAL_NO_PROCESS);
         let e = missing(DriverCall::ResetDeviceForce, "aclrtResetDeviceForce");
         assert_eq!(e.code.space, CodeSpace::Loader);

@@ -12,7 +12,9 @@ use crate::error::{codes, Code};
 impl AclDriver {
     /// Starts a simulated run on `cards` through the extension `cgSimStartRun`: installs the
     /// fault plan `plan` (`None`: the library reads `ONBOARD_SIM_FAULTS` itself) and zeroes the
-    /// cards' counters, as the dispatcher does on the simulated platform. Returns `Ok(false)`
+    /// cards' counters, as the dispatcher does on the simulated platform. `cards` and the plan's
+    /// `dev=N` are logical ids (the library installs the faults on their physical cards under
+    /// its `ASCEND_RT_VISIBLE_DEVICES`). Returns `Ok(false)`
     /// without doing anything where the library has no such extension (real CANN).
     pub fn start_sim_run(&self, cards: &[DeviceId], plan: Option<&str>) -> Result<bool, ExtensionError> {
         const SYMBOL: &str = "cgSimStartRun";

@@ -25,7 +25,9 @@ macro_rules! symbol_table {
             $($opt: OnceLock<$opt_ty>,)*
         }
 
-        /// The symbols the driver calls; [`super::AclDriver::load`] checks that all resolve.
+        /// The symbols the driver calls on every arch; [`super::AclDriver::load`] checks that all
+        /// resolve. The register-mapping HAL symbols are each arch's own
+        /// ([`crate::arch_hal::ArchHal::required`]).
         pub const REQUIRED_SYMBOLS: &[&str] = &[$(stringify!($req)),*];
 
         /// Symbols the driver calls only where they resolve, each with its fallback: the op-execute
@@ -95,9 +97,6 @@ symbol_table! {
         rtRegisterAllKernel: PFN_rtRegisterAllKernel,
         rtKernelLaunchWithHandleV2: PFN_rtKernelLaunchWithHandleV2,
         rtAicpuKernelLaunchExWithArgs: PFN_rtAicpuKernelLaunchExWithArgs,
-        halResMap: PFN_halResMap,
-        halMemCtl: PFN_halMemCtl,
-        halGetDeviceInfoByBuff: PFN_halGetDeviceInfoByBuff,
     ],
     optional: [
         // Absent from CANN 8.1: the V1 call (seconds) stands in for it.

@@ -11,6 +11,7 @@
 use std::sync::Arc;
 
 use crate::arch::ArchFacts;
+use crate::arch_hal::ArchHal;
 use crate::driver::Driver;
 
 use super::config::RunnerConfig;
@@ -42,4 +43,7 @@ pub struct ArchEntry {
     /// force-reset attempt, as the seed's SDMA workers had): the built-in suite's
     /// `aicpu_build_graph` runtime follows it.
     pub sdma_workers: bool,
+    /// The arch's register mapping on the CANN driver: its HAL calls and the symbols they need
+    /// (`ArchEntry::onboard_driver` loads the driver with it). The simulated card ignores it.
+    pub hal: ArchHal,
 }

@@ -17,6 +17,7 @@ use super::error::SimError;
 use super::plan::{Fault, FaultPlan};
 use super::record_file::RecordFile;
 use crate::driver::DeviceId;
+use crate::visible::VisibleDevices;
 
 /// The run's counters of one card. [`super::start_run`] zeroes them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -295,17 +296,38 @@ pub fn card_state(cfg: &SimConfig, card: DeviceId) -> Result<CardState, SimError
     CardFile::open(cfg, card)?.read()
 }
 
-/// Starts a run on `cards`: installs `plan`'s faults for each of them and zeroes their counters and
-/// fired marks, and clears an SDMA wedge an earlier run left. The reset generation is kept (contexts of earlier processes stay stale). Temp files
-/// that writers killed mid-rewrite left beside the card files are removed.
+/// Starts a run on `cards` of a process that sees every card as itself (no
+/// `ASCEND_RT_VISIBLE_DEVICES` map): [`start_run_mapped`] with the identity.
 pub fn start_run(cfg: &SimConfig, cards: &[DeviceId], plan: &FaultPlan) -> Result<(), SimError> {
-    plan.check_cards(cfg.cards)?;
+    start_run_mapped(cfg, &VisibleDevices::identity(), cards, plan)
+}
+
+/// Starts a run on the logical `cards` of a process whose map is `visible`: installs `plan`'s
+/// faults for each of them and zeroes their counters and fired marks, and clears an SDMA wedge an
+/// earlier run left. A rule `dev=N` names logical card N, the number `--devices` takes and a
+/// report shows first (`card N (physical P)`); its faults go to the file of N's physical card,
+/// where that card's state lives. The reset generation is kept (contexts of earlier processes
+/// stay stale). Temp files that writers killed mid-rewrite left beside the card files are
+/// removed.
+pub fn start_run_mapped(
+    cfg: &SimConfig,
+    visible: &VisibleDevices,
+    cards: &[DeviceId],
+    plan: &FaultPlan,
+) -> Result<(), SimError> {
+    plan.check_cards(visible.count().unwrap_or(cfg.cards))?;
+    let mut physical = Vec::with_capacity(cards.len());
     for &card in cards {
-        check_card(cfg, card)?;
+        let p = visible.physical(card).ok_or(SimError::NotVisible {
+            card,
+            visible: visible.count().unwrap_or(cfg.cards),
+        })?;
+        check_card(cfg, p)?;
+        physical.push((card, p));
     }
-    for &card in cards {
+    for (card, p) in physical {
         let faults = plan.faults_for(card);
-        let mut file = CardFile::open(cfg, card)?;
+        let mut file = CardFile::open(cfg, p)?;
         file.remove_strays()?;
         file.update(|s| {
             s.faults = faults;
@@ -313,7 +335,7 @@ pub fn start_run(cfg: &SimConfig, cards: &[DeviceId], plan: &FaultPlan) -> Resul
             s.counters = CardCounters::default();
             s.sdma_wedge = None;
         })?;
-        tracing::debug!(card, plan = %plan, "sim run started");
+        tracing::debug!(card, physical = p, plan = %plan, "sim run started");
     }
     Ok(())
 }

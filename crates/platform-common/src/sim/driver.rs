@@ -101,6 +101,11 @@ impl SimDriver {
         stats
     }
 
+    /// The process's map it sees the cards through.
+    pub fn visible(&self) -> &VisibleDevices {
+        &self.visible
+    }
+
     /// The settings it runs with.
     pub fn config(&self) -> &SimConfig {
         &self.cfg

@@ -38,6 +38,18 @@ pub enum SimError {
         /// How many cards the sim has.
         cards: u32,
     },
+    /// A logical card the process's `ASCEND_RT_VISIBLE_DEVICES` map does not show.
+    #[error(
+        "card {card} is not visible ({} shows {visible} cards: 0 to {})",
+        crate::visible::ENV_VISIBLE_DEVICES,
+        visible.saturating_sub(1)
+    )]
+    NotVisible {
+        /// The logical card.
+        card: DeviceId,
+        /// How many cards the map shows.
+        visible: u32,
+    },
     /// A malformed fault plan.
     #[error(transparent)]
     Plan(#[from] FaultPlanError),

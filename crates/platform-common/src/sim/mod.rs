@@ -51,7 +51,7 @@ mod sdma_op;
 mod stats;
 mod stream;
 
-pub use card_file::{card_state, start_run, CardCounters, CardState, SdmaWedge};
+pub use card_file::{card_state, start_run, start_run_mapped, CardCounters, CardState, SdmaWedge};
 pub use config::{
     root_is_temp_fallback, SimConfig, DEFAULT_CARDS, DEFAULT_CARD_MEMORY, ENV_SIM_CARDS, ENV_SIM_ROOT,
 };

@@ -43,7 +43,8 @@ fn card(t: &ArchUnderTest) -> Card {
     let lease = DeviceLease::acquire(&LeaseConfig::real_default(), id, &holder)
         .unwrap_or_else(|e| panic!("cannot take card {id}'s lease: {e}"));
     // What the arch entry's `onboard_driver` loads.
-    let driver: Arc<dyn Driver> = Arc::new(AclDriver::load_default().unwrap_or_else(|e| panic!("{e}")));
+    let driver: Arc<dyn Driver> =
+        Arc::new(AclDriver::load_default(t.entry.hal).unwrap_or_else(|e| panic!("{e}")));
     let timeouts = Timeouts::from_env(TimeoutProfile::Real).unwrap_or_else(|e| panic!("{e}"));
     Card {
         id,
