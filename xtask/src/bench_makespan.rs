@@ -8,6 +8,10 @@
 //! `--order suite` first (on a fresh history, which it fills), then `--order smart` on that warm
 //! history, `--runs` times each (the median run by wall time is reported).
 //!
+//! The fleet: workload 1 in four partitions, by `duration` and by `hash`, each on a host of one
+//! card with its own copy of the first workload's warm history and `--order smart`; the slowest
+//! partition's makespan against the ideal share (the four makespans' mean).
+//!
 //! Each run's figures come from its own files: the makespan is the dispatch window (first
 //! assignment to last verdict, `--stats-out`); the lower bound is max((the passing attempts'
 //! durations, a two-card case's counted twice, plus one init of every runtime) / cards, the
@@ -210,14 +214,89 @@ pub fn makespan(
         }
         ratios[i] = (by_order[1], by_order[0]);
     }
+    let history = histories
+        .path()
+        .join(format!("history-{}.json", WORKLOADS[0].number));
+    let mut fleet = [0.0; 2];
+    for (i, by) in ["duration", "hash"].into_iter().enumerate() {
+        let f = fleet_partitions(exe, s, &mut sandbox, &history, by, log)?;
+        w(writeln!(
+            out,
+            "fleet (workload 1, {FLEET_HOSTS} partitions by {by}, 1 card each): slowest {:.0} ms, \
+             ideal share {:.0} ms, ratio {:.3}",
+            f.0,
+            f.1,
+            f.0 / f.1.max(1.0)
+        ))?;
+        fleet[i] = f.0 / f.1.max(1.0);
+    }
     w(writeln!(
         out,
-        "fleet: not measured (--partition duration:K/N is not built yet)"
-    ))?;
-    w(writeln!(
-        out,
-        "makespan: smart {:.3} / {:.3} of lower bound, suite {:.3} / {:.3}; fleet duration -, hash -",
-        ratios[0].0, ratios[1].0, ratios[0].1, ratios[1].1
+        "makespan: smart {:.3} / {:.3} of lower bound, suite {:.3} / {:.3}; fleet duration {:.3}, hash {:.3}",
+        ratios[0].0, ratios[1].0, ratios[0].1, ratios[1].1, fleet[0], fleet[1]
     ))?;
     Ok(ratios)
+}
+
+/// The fleet's hosts: partitions of workload 1.
+const FLEET_HOSTS: u32 = 4;
+
+/// Workload 1 in [`FLEET_HOSTS`] partitions `by` (`hash` or `duration`), each on a host of one
+/// card with its own copy of the warm `history` (a run writes back the history it reads), with
+/// `--order smart`: (the slowest partition's makespan, the ideal share: the partitions' makespans
+/// added up over their count), in ms.
+fn fleet_partitions(
+    exe: &Path,
+    s: Settings,
+    sandbox: &mut Sandbox,
+    history: &Path,
+    by: &str,
+    log: &mut dyn std::io::Write,
+) -> Result<(f64, f64), String> {
+    let copies = tempfile::tempdir().map_err(|e| format!("cannot create a history dir: {e}"))?;
+    let mut walls = Vec::new();
+    for k in 1..=FLEET_HOSTS {
+        writeln!(log, "fleet --partition {by}:{k}/{FLEET_HOSTS}").map_err(|e| e.to_string())?;
+        let copy = copies.path().join(format!("history-{k}.json"));
+        std::fs::copy(history, &copy).map_err(|e| format!("cannot copy {}: {e}", history.display()))?;
+        let spec = RunSpec {
+            args: [
+                "--arch",
+                "a5",
+                "--suite",
+                "makespan",
+                "--bench-seed",
+                &s.seed.to_string(),
+                "--bench-workload",
+                "1",
+                "--device-num",
+                "1",
+                "--faults",
+                &format!("dev=*:init_delay_ms={}", s.init_delay_ms),
+                "--order",
+                "smart",
+                "--partition",
+                &format!("{by}:{k}/{FLEET_HOSTS}"),
+                "--history",
+                &copy.display().to_string(),
+            ]
+            .map(String::from)
+            .to_vec(),
+            cards: 1,
+            timeouts_ms: None,
+        };
+        let run = sandbox.run(exe, &spec)?;
+        if run.report.summary.passed != run.report.cases.len() as u64 || run.report.cases.is_empty() {
+            return Err(format!(
+                "fleet --partition {by}:{k}/{FLEET_HOSTS}: not every case passed, or none ran"
+            ));
+        }
+        let window_us = run.stats["window_us"]
+            .as_u64()
+            .ok_or("the stats have no window_us")?;
+        walls.push(window_us as f64 / 1000.0);
+    }
+    let slowest = walls.iter().copied().fold(0.0, f64::max);
+    let ideal = walls.iter().sum::<f64>() / f64::from(FLEET_HOSTS);
+    Ok((slowest, ideal))
 }

@@ -186,6 +186,8 @@ pub fn merge(sources: &[MergeSource]) -> Result<RunReport, ReportError> {
             .iter()
             .flat_map(|s| s.report.faults_unfired.iter().cloned())
             .collect(),
+        // Iterations of a stress run are not partitions: a merge keeps each case's verdict only.
+        stress: None,
     };
     merged.rederive();
     Ok(merged)

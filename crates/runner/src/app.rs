@@ -376,15 +376,25 @@ fn dispatch_main(cli: &Cli, suite: &Suite, foreign: Option<&ForeignLanes>) -> Re
         stack_tool_path: dispatch::default_stack_tool_path(),
         estimates,
     };
-    let outcome = match dispatch::run(plan, suite) {
+    let stress = crate::stress::Stress::of(s.stress_count.value, s.stress_duration.value);
+    let mut outcome = match crate::stress::run(plan, stress, suite) {
         // Plain data, freed by the process's exit rather than case by case (tens of ms at
         // 100,000 cases).
         Ok(o) => std::mem::ManuallyDrop::new(o),
         Err(e) => return Ok(report_write_failed(&e)),
     };
+    drop(std::mem::take(&mut outcome.leases));
     let report = &outcome.report;
-    order::record_history(history, &history_path, report, &report_dir);
+    // A stress run's durations and init times are its first iteration's.
+    let history_dir = match stress {
+        Some(_) => report_dir.join(crate::stress::iteration_dir(1)),
+        None => report_dir.clone(),
+    };
+    order::record_history(history, &history_path, report, &history_dir);
     output::out(render_summary(report).trim_end());
+    if let Some(st) = &report.stress {
+        output::out(crate::report::model::render_stress(st).trim_end());
+    }
     if let Some(path) = &cli.stats_out {
         write_stats(path, &outcome.stats);
     }

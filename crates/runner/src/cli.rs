@@ -24,7 +24,9 @@ pub use platform_common::message::{error_chain, one_line};
 
 use crate::report::model::{FlakyResult, Platform};
 use crate::select::{Partition, Selector};
-use crate::settings::{parse_count, parse_secs, parse_wait, DeviceSpec, HealthCheck, Isolation};
+use crate::settings::{
+    parse_count, parse_iterations, parse_secs, parse_wait, DeviceSpec, HealthCheck, Isolation,
+};
 
 /// `--platform`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -293,6 +295,21 @@ pub struct Cli {
     /// file); without a history it falls back to hash and says so.
     #[arg(long, value_name = "hash:K/N|duration:K/N")]
     pub partition: Option<Partition>,
+
+    /// Run the selection N times on the same cards, to hunt an intermittent fault.
+    ///
+    /// Each iteration is a full run with its reports in iteration-K/ of the report dir; the
+    /// report dir's report.json joins them (each case with its worst iteration's verdict, and
+    /// `stress`: every case's verdict per iteration, how often it failed and on which cards).
+    /// The run exits 1 if any iteration failed a case. With --stress-duration too, it stops at
+    /// whichever comes first.
+    #[arg(long, value_name = "N", value_parser = parse_iterations)]
+    pub stress_count: Option<u32>,
+
+    /// Run the selection again and again for SECS seconds, as --stress-count does: a new
+    /// iteration starts while less than SECS have passed since the first one started.
+    #[arg(long, value_name = "SECS", value_parser = parse_secs)]
+    pub stress_duration: Option<Duration>,
 
     /// No progress bars.
     ///

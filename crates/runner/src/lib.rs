@@ -32,7 +32,8 @@
 //!   [`config`]: the config file's profiles and overrides, and which source of a setting wins;
 //!   [`settings`]: the settings' value types and parsers, below `cli`, `config`, `dispatch` and
 //!   `lane`;
-//!   [`list`]: `--list`, plain or JSON Lines;
+//!   [`list`]: `--list`, plain or JSON Lines; [`stress`]: `--stress-count` and
+//!   `--stress-duration`, the selection run again and again on the same cards;
 //!   [`history`]: the duration history per suite and arch; [`order`]: `--order` and `--history`,
 //!   the history's place, the estimates a planned run uses and the run added at its end;
 //!   [`archive`]: suite archives for card hosts (`--archive FILE`; the format is
@@ -76,6 +77,7 @@ pub mod runtime;
 pub mod select;
 pub mod settings;
 pub mod sink;
+pub mod stress;
 pub mod suggest;
 pub mod suite;
 pub mod worker;

@@ -250,6 +250,7 @@ impl RunBuilder {
             partitions: Vec::new(),
             interrupted: self.interrupted,
             faults_unfired: self.faults_unfired,
+            stress: None,
         }
     }
 }

@@ -14,7 +14,8 @@
 //!   sees);
 //! - `run`: the run's identity, [`Summary`] and [`RunReport`] (`report.json`'s top level);
 //! - `event`: the journal's public event vocabulary ([`Event`]);
-//! - `builder`: [`RunBuilder`], the fold from events to the report.
+//! - `builder`: [`RunBuilder`], the fold from events to the report;
+//! - `stress`: a stress run's iterations joined into one report ([`join_iterations`]).
 
 mod attempt;
 mod builder;
@@ -24,6 +25,7 @@ mod health;
 mod outcome;
 mod output;
 mod run;
+mod stress;
 mod verdict;
 
 pub use attempt::{Attempt, CaseReport, ErrorReport};
@@ -34,7 +36,8 @@ pub use health::{CardEvent, HealthRecord, RunnerEvent, RunnerEventKind};
 pub use outcome::{AttemptOutcome, FlakyResult, Outcome};
 pub use output::{AttemptOutput, CAPTURE_LIMIT};
 pub use run::{
-    rfc3339_utc, DriverReport, Interruption, PartitionReport, Platform, RunInfo, RunReport, Summary,
-    UnfiredFault,
+    rfc3339_utc, DriverReport, Interruption, PartitionReport, Platform, RunInfo, RunReport, StressCase,
+    StressIteration, StressReport, Summary, UnfiredFault,
 };
+pub use stress::{join_iterations, render_stress};
 pub use verdict::verdict;

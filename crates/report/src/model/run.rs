@@ -1,5 +1,5 @@
-//! The run as a whole: its identity, the six counts, the partitions of a merged report, and
-//! `report.json`'s top level.
+//! The run as a whole: its identity, the six counts, the partitions of a merged report, a stress
+//! run's iterations, and `report.json`'s top level.
 //!
 //! This file owns `report.json`'s run-level fields and the run's start time format (RFC 3339 UTC,
 //! milliseconds, from `humantime`). It never collects attempts (the builder does) and never
@@ -245,6 +245,10 @@ pub struct RunReport {
     /// and on platforms that cannot tell).
     #[serde(default)]
     pub faults_unfired: Vec<UnfiredFault>,
+    /// A stress run's iterations and each case across them (`--stress-count`,
+    /// `--stress-duration`); absent for a single run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stress: Option<StressReport>,
 }
 
 impl RunReport {
@@ -270,6 +274,46 @@ impl RunReport {
         }
         self.summary = Summary::from_cases(&self.cases);
     }
+}
+
+/// `report.json`'s `stress`: each iteration, and each case across them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StressReport {
+    /// The iterations, in order.
+    pub iterations: Vec<StressIteration>,
+    /// Every selected case, in selection order.
+    pub cases: Vec<StressCase>,
+}
+
+/// One iteration of a stress run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StressIteration {
+    /// Its number, from 1.
+    pub iteration: u32,
+    /// Its own report directory, relative to the stress run's (`iteration-1`).
+    pub report_dir: String,
+    /// When it started, RFC 3339 UTC.
+    pub started_at: String,
+    /// Its wall time.
+    pub duration_ms: u64,
+    /// Its own summary.
+    pub summary: Summary,
+}
+
+/// One case across a stress run's iterations.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StressCase {
+    /// `Class::case`.
+    pub id: String,
+    /// Its verdict in each iteration, in order.
+    pub outcomes: Vec<Outcome>,
+    /// The iterations whose verdict was failed, timed out or crashed.
+    pub failed: u32,
+    /// The iterations whose verdict was flaky (passed on a retry).
+    pub flaky: u32,
+    /// Per card (key: the card number), how many of the case's attempts failed, timed out or
+    /// crashed on it, over every iteration (a retried attempt counts too).
+    pub devices: BTreeMap<String, u32>,
 }
 
 /// The run's identity and setting, known when it starts.

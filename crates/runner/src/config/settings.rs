@@ -22,7 +22,8 @@ use super::source::{EnvLookup, FileText};
 use super::values::*;
 use crate::cli::{Cli, FlakyArg, IsolationArg, MissingKernelArg, PlatformArg};
 use crate::settings::{
-    parse_count, parse_secs, parse_wait, DeviceSpec, HealthCheck, DEFAULT_CASE_TIMEOUT, DEFAULT_INIT_TIMEOUT,
+    parse_count, parse_iterations, parse_secs, parse_wait, DeviceSpec, HealthCheck, DEFAULT_CASE_TIMEOUT,
+    DEFAULT_INIT_TIMEOUT,
 };
 
 /// Where a resolved setting came from.
@@ -264,5 +265,7 @@ run_settings! {
     faults_must_fire: bool = false, "false", "faults-must-fire", "CARDGUARD_FAULTS_MUST_FIRE", Switch, parse_switch, show_display;
     keep_sdma_workers: bool = false, "false", "keep-sdma-workers", "CARDGUARD_KEEP_SDMA_WORKERS", Switch, parse_switch, show_display;
     report_dir: Option<PathBuf> = None, "target/onboard/<arch>/<run-id>", "report-dir", "CARDGUARD_REPORT_DIR", Text, parse_path, show_path;
+    stress_count: Option<u32> = None, "off", "stress-count", "CARDGUARD_STRESS_COUNT", Count, parse_iterations, show_display;
+    stress_duration: Option<Duration> = None, "off", "stress-duration", "CARDGUARD_STRESS_DURATION", Secs, parse_secs, show_secs;
     no_progress: bool = false, "false", "no-progress", "CARDGUARD_NO_PROGRESS", Switch, parse_switch, show_display;
 }

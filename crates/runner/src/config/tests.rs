@@ -124,12 +124,15 @@ fn every_setting_takes_each_source_in_order() {
         ("faults-must-fire", &["--faults-must-fire"]),
         ("keep-sdma-workers", &["--keep-sdma-workers"]),
         ("report-dir", &["--report-dir", "/r/flag"]),
+        ("stress-count", &["--stress-count", "3"]),
+        ("stress-duration", &["--stress-duration", "3"]),
         ("no-progress", &["--no-progress"]),
     ];
     let env_value = |key: &str| match key {
         "platform" => "onboard",
         "devices" => "2",
-        "device-num" | "retries" | "case-timeout" | "init-timeout" | "wait-for-cards" => "7",
+        "device-num" | "retries" | "case-timeout" | "init-timeout" | "wait-for-cards" | "stress-count"
+        | "stress-duration" => "7",
         "flaky-result" => "pass",
         "isolation" => "class",
         "health-check" => "on-failure",

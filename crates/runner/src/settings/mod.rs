@@ -4,7 +4,8 @@
 //!
 //! - `devices`: [`DeviceSpec`] (`--devices LIST|auto`);
 //! - `modes`: [`Isolation`] (`--isolation`) and [`HealthCheck`] (`--health-check`);
-//! - `numbers`: counts, seconds and waits ([`parse_count`], [`parse_secs`], [`parse_wait`]) and
+//! - `numbers`: counts, iterations, seconds and waits ([`parse_count`], [`parse_iterations`],
+//!   [`parse_secs`], [`parse_wait`]) and
 //!   the built-in timeouts.
 //!
 //! This module owns values and parsing only: which source of a setting wins is `config`'s, and
@@ -17,5 +18,6 @@ mod numbers;
 pub use devices::{BadDeviceList, DeviceSpec, MAX_RANGE_CARDS};
 pub use modes::{HealthCheck, Isolation};
 pub use numbers::{
-    parse_count, parse_secs, parse_wait, DEFAULT_CASE_TIMEOUT, DEFAULT_INIT_TIMEOUT, MIN_TIMEOUT,
+    parse_count, parse_iterations, parse_secs, parse_wait, DEFAULT_CASE_TIMEOUT, DEFAULT_INIT_TIMEOUT,
+    MIN_TIMEOUT,
 };

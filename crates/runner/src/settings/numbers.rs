@@ -46,3 +46,11 @@ pub fn parse_wait(s: &str) -> Result<Duration, String> {
 pub fn parse_count(s: &str) -> Result<u32, String> {
     platform_common::number::whole_u32(s).ok_or_else(|| format!("{s:?} is not a whole number"))
 }
+
+/// `--stress-count`: how many iterations, a count as [`parse_count`] takes it, at least 1.
+pub fn parse_iterations(s: &str) -> Result<u32, String> {
+    match parse_count(s)? {
+        0 => Err(format!("{s:?} is no number of iterations (at least 1)")),
+        n => Ok(n),
+    }
+}

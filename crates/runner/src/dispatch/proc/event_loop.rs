@@ -97,6 +97,8 @@ pub struct LoopEnd {
     pub lane_peak_rss_kib: Option<u64>,
     /// Leases whose lock file was deleted or replaced during the run.
     pub leases_lost: Vec<LeaseError>,
+    /// The run's leases, still held (a stress run's next iteration runs on them).
+    pub leases: Vec<DeviceLease>,
 }
 
 impl Dispatcher {
@@ -146,7 +148,7 @@ impl Dispatcher {
     }
 
     /// Runs until the state finishes (every case has a verdict and every lane has exited). The
-    /// leases are released on return.
+    /// leases come back with the end, still held.
     pub fn run(mut self) -> LoopEnd {
         self.feed(Event::Begin);
         while !self.state.finished() {
@@ -181,6 +183,7 @@ impl Dispatcher {
             cases,
             window,
             lane_peak_rss_kib: self.lane_peak_rss_kib,
+            leases: self.leases,
         }
     }
 

@@ -106,6 +106,9 @@ pub struct RunOutcome {
     /// Leases whose lock file was deleted or replaced during the run: exclusion of those cards
     /// was lost (exit 2, naming the lock dir).
     pub leases_lost: Vec<platform_common::lease::LeaseError>,
+    /// The run's leases, still held: released when dropped (a stress run's next iteration runs
+    /// on them).
+    pub leases: Vec<DeviceLease>,
 }
 
 /// Runs the plan to its report.
@@ -228,6 +231,7 @@ pub fn run(plan: RunPlan, suite: &Suite) -> Result<RunOutcome, DispatchError> {
         window,
         lane_peak_rss_kib,
         leases_lost,
+        leases,
     } = dispatcher.run();
     let mut stats = DispatchStats {
         cases,
@@ -254,6 +258,7 @@ pub fn run(plan: RunPlan, suite: &Suite) -> Result<RunOutcome, DispatchError> {
         stats,
         write_error: written.err(),
         leases_lost,
+        leases,
     })
 }
 
