@@ -3,7 +3,9 @@
 //! self-hosted runners labelled with the arch; and its jobs' own commands (`fleet_support` runs
 //! them from the YAML) build an archive, run three partitions on simulated card hosts (no cargo,
 //! no checkout) and merge them into one report equal in case ids and outcomes to an unpartitioned
-//! run of the same archive.
+//! run of the same archive, twice: the first run without a history (shares by hash, with a
+//! note), the second with the history the first one's merge saved to the Actions cache (shares
+//! by duration).
 //!
 //! The archive is built with the dev profile (the workflow's `ARCHIVE_PROFILE` is `release`;
 //! the test overrides it, as the archive test does, to share the debug build the other tests make
@@ -21,7 +23,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use cardguard_archive::unpack;
-use fleet_support::{cargo_shim, run_job, scalar, Artifacts, Context, JobEnv, Workflow};
+use fleet_support::{
+    build_cargo_cardguard, cargo_shim, run_job, scalar, Artifacts, Context, JobEnv, Workflow,
+};
 
 const WORKFLOW: &str = "ci/github/onboard-fleet.yml";
 const LINT_CONFIG: &str = "ci/github/actionlint.yaml";
@@ -110,18 +114,6 @@ fn the_template_runs_only_when_dispatched_and_partitions_on_self_hosted_arch_run
     assert_eq!(options, ["a5", "a2a3"]);
 }
 
-/// The `cargo-cardguard` binary of this workspace (debug), built through cargo.
-fn build_cargo_cardguard() -> PathBuf {
-    let ws = cardguard_cli::Workspace::discover(&root()).unwrap();
-    cardguard_cli::cargo_build::cargo_build(
-        &ws,
-        &["-p", "cargo-cardguard", "--bin", "cargo-cardguard"],
-        "dev",
-        |a| a.name == "cargo-cardguard" && a.kind.iter().any(|k| k == "bin"),
-    )
-    .unwrap()
-}
-
 /// Case id -> outcome of a report dir's `report.json`.
 fn outcomes(dir: &Path) -> BTreeMap<String, String> {
     let text =
@@ -153,21 +145,34 @@ fn host_env(host: &Path) -> BTreeMap<String, String> {
     ])
 }
 
-#[test]
-fn three_partitions_merged_equal_an_unpartitioned_run() {
-    let wf = Workflow::load(&root().join(WORKFLOW));
-    let tmp = tempfile::tempdir().unwrap();
-    let t = tmp.path();
+/// One workflow run's results.
+struct WorkflowRun {
+    /// Per partition K (in order), its case outcomes.
+    per_partition: Vec<BTreeMap<String, String>>,
+    /// The partition jobs' stderr, in order.
+    partition_stderr: Vec<String>,
+    merged: BTreeMap<String, String>,
+    artifacts: PathBuf,
+}
+
+/// Runs the workflow once (build, the partitions on their own card hosts, merge) in `t/name`,
+/// with the Actions cache in `cache` (it outlives the run).
+fn run_workflow(wf: &Workflow, t: &Path, name: &str, cache: &Path, cargo_cardguard: &Path) -> WorkflowRun {
+    let t = &t.join(name);
     let artifacts = Artifacts {
         dir: t.join("artifacts"),
+        cache: cache.to_owned(),
     };
     std::fs::create_dir_all(&artifacts.dir).unwrap();
+    std::fs::create_dir_all(cache).unwrap();
 
     let mut ctx = Context::default();
     ctx.set("inputs.arch", ARCH)
         .set("inputs.hosts", HOSTS.to_string())
         .set("inputs.platform", "sim")
-        .set("inputs.args", "");
+        .set("inputs.args", "")
+        .set("github.run_id", format!("run-{name}"))
+        .set("github.run_attempt", "1");
     let mut wf_env = wf.env(&ctx);
     for (key, template, test) in [
         ("ARCHIVE_PROFILE", "release", "dev"),
@@ -177,10 +182,9 @@ fn three_partitions_merged_equal_an_unpartitioned_run() {
         assert_eq!(wf_env.get(key).map(String::as_str), Some(template), "{key}");
         wf_env.insert(key.into(), test.into());
     }
-    let cargo_cardguard = build_cargo_cardguard();
     let checkout = |dir: PathBuf| {
         let mut env = wf_env.clone();
-        let shim = cargo_shim(&dir.with_extension("shim"), &cargo_cardguard, &root());
+        let shim = cargo_shim(&dir.with_extension("shim"), cargo_cardguard, &root());
         let path = std::env::var_os("PATH").unwrap_or_default();
         let mut dirs = vec![shim];
         dirs.extend(std::env::split_paths(&path));
@@ -196,9 +200,9 @@ fn three_partitions_merged_equal_an_unpartitioned_run() {
         }
     };
 
-    // build: the archive and the partition list.
-    let outputs = run_job(wf.job("build"), &ctx, &checkout(t.join("build")), &artifacts);
-    let partitions = outputs["archive"]["partitions"].clone();
+    // build: the archive (with the cached history, if any) and the partition list.
+    let build = run_job(wf.job("build"), &ctx, &checkout(t.join("build")), &artifacts);
+    let partitions = build.outputs["archive"]["partitions"].clone();
     ctx.set("steps.archive.outputs.partitions", partitions.as_str())
         .set("needs.build.outputs.partitions", partitions.as_str());
     let ks: Vec<usize> = serde_json::from_str(&partitions).unwrap();
@@ -206,6 +210,7 @@ fn three_partitions_merged_equal_an_unpartitioned_run() {
 
     // partition K of N, each on its own card host.
     let mut per_partition = Vec::new();
+    let mut partition_stderr = Vec::new();
     for k in &ks {
         let host = t.join(format!("host-{k}"));
         let mut env = host_env(&host);
@@ -217,20 +222,62 @@ fn three_partitions_merged_equal_an_unpartitioned_run() {
             env,
             clear_env: true,
         };
-        run_job(wf.job("partition"), &kctx, &je, &artifacts);
+        // What an earlier run left on a self-hosted runner must not be read.
+        std::fs::create_dir_all(je.dir.join("in/history")).unwrap();
+        std::fs::write(je.dir.join("in/history/history.json"), "{ stale").unwrap();
+        let run = run_job(wf.job("partition"), &kctx, &je, &artifacts);
+        partition_stderr.push(run.stderr);
         per_partition.push(outcomes(&je.dir.join(format!("reports/partition-{k}"))));
     }
 
     // merge, in a checkout.
     let merge = checkout(t.join("merge"));
     run_job(wf.job("merge"), &ctx, &merge, &artifacts);
-    let merged = outcomes(&merge.dir.join("merged"));
+    WorkflowRun {
+        per_partition,
+        partition_stderr,
+        merged: outcomes(&merge.dir.join("merged")),
+        artifacts: artifacts.dir,
+    }
+}
+
+/// Every case in exactly one partition, and the merge equal to `all`.
+fn assert_partitioned(run: &WorkflowRun, all: &BTreeMap<String, String>, what: &str) {
+    assert_eq!(
+        &run.merged, all,
+        "{what}: merged partitions differ from the unpartitioned run"
+    );
+    let mut seen = BTreeMap::new();
+    for (k, part) in run.per_partition.iter().enumerate() {
+        assert!(!part.is_empty(), "{what}: partition {} ran no case", k + 1);
+        for id in part.keys() {
+            assert_eq!(
+                seen.insert(id.clone(), k + 1),
+                None,
+                "{what}: {id} in two partitions"
+            );
+        }
+    }
+}
+
+/// The first run has no history: its partitions share by hash and say so; its merge saves the
+/// history to the cache. The second run's build restores it, its partitions share by duration
+/// (no note), and its merge saves a history of two runs.
+#[test]
+fn three_partitions_merged_equal_an_unpartitioned_run() {
+    let wf = Workflow::load(&root().join(WORKFLOW));
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let cache = t.join("actions-cache");
+    let cargo_cardguard = build_cargo_cardguard(&root());
+
+    let first = run_workflow(&wf, t, "first", &cache, &cargo_cardguard);
 
     // The same archive, unpartitioned, on one more card host.
     let host = t.join("host-all");
     let unpacked = unpack(
-        &artifacts
-            .dir
+        &first
+            .artifacts
             .join(format!("archive-{ARCH}/cardguard-{ARCH}.tar.zst")),
         &host.join("unpacked"),
     )
@@ -253,19 +300,52 @@ fn three_partitions_merged_equal_an_unpartitioned_run() {
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let all = outcomes(&host.join("work/all"));
-
     assert!(
         all.len() > HOSTS,
         "the suite has too few cases to partition: {all:?}"
     );
-    assert_eq!(merged, all, "merged partitions differ from the unpartitioned run");
-    let mut seen = BTreeMap::new();
-    for (k, part) in ks.iter().zip(&per_partition) {
-        assert!(!part.is_empty(), "partition {k} ran no case");
-        for id in part.keys() {
-            assert_eq!(seen.insert(id.clone(), *k), None, "{id} in two partitions");
-        }
+
+    assert_partitioned(&first, &all, "first run");
+    for (k, stderr) in first.partition_stderr.iter().enumerate() {
+        assert!(
+            stderr.contains("without a duration history") && !stderr.contains("warning"),
+            "first run, partition {}: no note of the hash fallback, or an old file read:\n{stderr}",
+            k + 1
+        );
     }
-    let junit = std::fs::read_to_string(merge.dir.join("merged/junit.xml")).unwrap();
+    assert!(
+        !first.artifacts.join(format!("archive-{ARCH}/history")).exists(),
+        "the first build found a history"
+    );
+    let saved = cache.join(format!("cardguard-history-{ARCH}-run-first-1/data/history.json"));
+    let history: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&saved).unwrap()).unwrap();
+    assert_eq!(history["runs"], 1);
+    assert_eq!(
+        history["cases"].as_object().unwrap().len(),
+        all.len(),
+        "{history}"
+    );
+
+    let second = run_workflow(&wf, t, "second", &cache, &cargo_cardguard);
+    assert!(
+        second
+            .artifacts
+            .join(format!("archive-{ARCH}/history/history.json"))
+            .is_file(),
+        "the second build did not pass the history on"
+    );
+    assert_partitioned(&second, &all, "second run");
+    for (k, stderr) in second.partition_stderr.iter().enumerate() {
+        assert!(
+            !stderr.contains("without a duration history") && !stderr.contains("warning"),
+            "second run, partition {}: not by duration:\n{stderr}",
+            k + 1
+        );
+    }
+    let saved = cache.join(format!("cardguard-history-{ARCH}-run-second-1/data/history.json"));
+    let history: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&saved).unwrap()).unwrap();
+    assert_eq!(history["runs"], 2);
+
+    let junit = std::fs::read_to_string(t.join("second/merge/merged/junit.xml")).unwrap();
     assert_eq!(junit.matches("<testcase ").count(), all.len(), "{junit}");
 }

@@ -4,10 +4,12 @@
 //! run `--partition duration:$((JOB_COMPLETION_INDEX+1))/N` from a copy of the history; and the
 //! pods' own commands, taken from the YAML with the manifest's environment, run locally: three
 //! partitions on simulated card hosts (a cleared environment without cargo, the archive and the
-//! history in the shared volume's `in/`), then the merge Job's command in a checkout (cargo a
-//! shim that runs the built xtask). The merged report equals an unpartitioned run of the same
-//! archive in case ids and outcomes, each case in exactly one partition, the shares made by
-//! duration (no fallback note), and the volume's history unchanged (each pod wrote its copy).
+//! history in the shared volume's `in/`), then the merge Job's command in a checkout (cargo the
+//! GitHub template test's shim: `cargo install` of cardguard's cargo-cardguard, then `cargo
+//! cardguard`). The merged report equals an unpartitioned run of the same archive in case ids
+//! and outcomes, each case in exactly one partition, the shares made by duration (no fallback
+//! note); the pods leave the volume's history unchanged (each wrote its copy) and the merge adds
+//! the partitions' run to it.
 //!
 //! The archive is built with the dev profile, as the GitHub template's test does. When
 //! `kubernetes-validate` is not found (`CARDGUARD_KUBERNETES_VALIDATE`, else `PATH`) the schema
@@ -17,7 +19,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+// The GitHub template's job runner; this test uses only its cargo shim.
+#[allow(dead_code)]
+mod fleet_support;
+
 use cardguard_archive::unpack;
+use fleet_support::{build_cargo_cardguard, cargo_shim};
 use yaml_rust2::{Yaml, YamlLoader};
 
 const XTASK: &str = env!("CARGO_BIN_EXE_xtask");
@@ -285,7 +292,7 @@ fn three_duration_partitions_merged_equal_an_unpartitioned_run() {
     let merge = manifest(MERGE, "Job");
     let mc = container(&merge);
     std::os::unix::fs::symlink(root(), fleet.join("src")).unwrap();
-    let shim = cargo_shim(t);
+    let shim = cargo_shim(t, &build_cargo_cardguard(&root()), &root());
     let mut env = env_of(mc);
     env.insert("FLEET".into(), fleet.display().to_string());
     let path = std::env::var_os("PATH").unwrap_or_default();
@@ -308,24 +315,13 @@ fn three_duration_partitions_merged_equal_an_unpartitioned_run() {
             assert_eq!(seen.insert(id.clone(), k + 1), None, "{id} in two partitions");
         }
     }
+    let after: serde_json::Value = serde_json::from_slice(&std::fs::read(&history).unwrap()).unwrap();
+    let before: serde_json::Value = serde_json::from_slice(&before).unwrap();
+    assert_eq!(
+        after["runs"].as_u64(),
+        before["runs"].as_u64().map(|n| n + 1),
+        "the merge did not add the partitions' run to the volume's history"
+    );
     let junit = std::fs::read_to_string(fleet.join("merged/junit.xml")).unwrap();
     assert_eq!(junit.matches("<testcase ").count(), all.len());
-}
-
-/// `cargo xtask ARGS` runs the built xtask; nothing else runs.
-fn cargo_shim(dir: &Path) -> PathBuf {
-    use std::os::unix::fs::PermissionsExt;
-    let bin = dir.join("shim-bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    let shim = bin.join("cargo");
-    std::fs::write(
-        &shim,
-        format!(
-            "#!/bin/bash\nif [ \"$1\" = xtask ]; then shift; exec '{XTASK}' \"$@\"; fi\n\
-             echo \"cargo shim: the merge job runs only cargo xtask, not: cargo $*\" >&2\nexit 127\n"
-        ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).unwrap();
-    bin
 }

@@ -8,7 +8,9 @@
 //!   whole line per event and read back; [`junit`]: `junit.xml`; [`timeline`]: `timeline.svg`,
 //!   the run's picture (one row per card); [`run_files`]: a finished run's three files written at
 //!   once; [`atomic`]: how every file is replaced (never half written, never through a symlink);
-//! - [`merge`](mod@merge): partitioned runs joined into one report (`cargo xtask merge-reports`);
+//! - [`merge`](mod@merge): partitioned runs joined into one report (`cargo cardguard merge-reports`);
+//! - [`history`]: the duration history per suite and arch (what `--order smart` and
+//!   `--partition duration:K/N` plan from), written by a run and by `merge-reports --history`;
 //! - [`summary`]: the closing summary for people, and a card's health story;
 //! - [`error`]: [`ReportError`], what failed and on which file.
 //!
@@ -20,6 +22,7 @@
 
 pub mod atomic;
 pub mod error;
+pub mod history;
 pub mod journal;
 pub mod json;
 pub mod junit;

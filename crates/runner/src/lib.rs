@@ -34,7 +34,7 @@
 //!   `lane`;
 //!   [`list`]: `--list`, plain or JSON Lines; [`stress`]: `--stress-count` and
 //!   `--stress-duration`, the selection run again and again on the same cards;
-//!   [`history`]: the duration history per suite and arch; [`order`]: `--order` and `--history`,
+//!   [`history`]: the duration history per suite and arch (the format is `cardguard-report`'s); [`order`]: `--order` and `--history`,
 //!   the history's place, the estimates a planned run uses and the run added at its end;
 //!   [`archive`]: suite archives for card hosts (`--archive FILE`; the format is
 //!   `cardguard-archive`'s);
@@ -59,7 +59,7 @@ pub mod config;
 pub mod crumb;
 pub mod dispatch;
 pub mod exec;
-pub mod history;
+pub use cardguard_report::history;
 pub mod kernels;
 pub mod lane;
 pub mod lane_command;

@@ -4,7 +4,12 @@
 //! fails the test: a new expression in the template must be taught here), and each `run:` is
 //! executed with bash as GitHub runs it (`bash --noprofile --norc -eo pipefail`). Artifacts are a
 //! directory per name: `actions/upload-artifact` copies its `path` in, `actions/download-artifact`
-//! copies a `name` (or each name of a `pattern`, into `path/<name>/`, as v4 does) out.
+//! copies a `name` (or each name of a `pattern`, into `path/<name>/`, as v4 does) out; a `path`
+//! of several lines keeps each file's path under the directory they share (here, the job's own:
+//! the template names paths below it), and a line naming nothing is left out. The Actions cache
+//! is a directory per key that outlives a workflow run (the test runs the workflow twice):
+//! `actions/cache/save` copies `path` in under `key`, `actions/cache/restore` copies out the
+//! exact `key`, else the newest saved key starting with a `restore-keys` prefix, else nothing.
 //! `actions/checkout` marks a job that runs in a checkout: there `cargo` is a shim of the job's own
 //! (see [`cargo_shim`]) that knows `cargo install --path <cardguard>/crates/cargo-cardguard` and,
 //! once that ran in the job, `cargo cardguard ...`, and refuses anything else. A job without a
@@ -95,9 +100,10 @@ fn env_of(y: &Yaml, ctx: &Context) -> BTreeMap<String, String> {
     env
 }
 
-/// The artifacts of one workflow run.
+/// The artifacts of one workflow run, and the Actions cache, which outlives it.
 pub struct Artifacts {
     pub dir: PathBuf,
+    pub cache: PathBuf,
 }
 
 /// Copies `from` (a file or a directory's contents) into the directory `to`.
@@ -119,12 +125,74 @@ pub fn copy_into(from: &Path, to: &Path) {
 }
 
 impl Artifacts {
-    fn upload(&self, name: &str, from: &Path, must_exist: bool) {
-        if !from.exists() {
-            assert!(!must_exist, "upload {name}: {} does not exist", from.display());
+    fn upload(&self, name: &str, job_dir: &Path, path: &str, must_exist: bool) {
+        let lines: Vec<&str> = path.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+        if let [one] = lines[..] {
+            let from = job_dir.join(one);
+            if !from.exists() {
+                assert!(!must_exist, "upload {name}: {} does not exist", from.display());
+                return;
+            }
+            copy_into(&from, &self.dir.join(name));
             return;
         }
-        copy_into(from, &self.dir.join(name));
+        let mut found = 0;
+        for line in lines {
+            let from = job_dir.join(line);
+            if !from.exists() {
+                continue;
+            }
+            found += 1;
+            let to = self.dir.join(name).join(line);
+            if from.is_dir() {
+                copy_into(&from, &to);
+            } else {
+                copy_into(&from, to.parent().unwrap());
+            }
+        }
+        assert!(!must_exist || found > 0, "upload {name}: none of {path:?} exists");
+    }
+
+    fn cache_save(&self, with: &BTreeMap<String, String>, job_dir: &Path) {
+        let key = &with["key"];
+        let to = self.cache.join(key);
+        assert!(
+            !to.exists(),
+            "cache/save: the key {key} is taken (a cache entry is never overwritten)"
+        );
+        let from = job_dir.join(&with["path"]);
+        if from.exists() {
+            copy_into(&from, &to.join("data"));
+            // The order keys were saved in, for "the newest".
+            let n = std::fs::read_dir(&self.cache).unwrap().count();
+            std::fs::write(to.join("seq"), n.to_string()).unwrap();
+        }
+    }
+
+    fn cache_restore(&self, with: &BTreeMap<String, String>, job_dir: &Path) {
+        let seq = |key: &str| -> Option<u64> {
+            std::fs::read_to_string(self.cache.join(key).join("seq"))
+                .ok()
+                .and_then(|t| t.parse().ok())
+        };
+        let mut hit = seq(&with["key"]).map(|_| with["key"].clone());
+        for prefix in with.get("restore-keys").map_or("", String::as_str).lines() {
+            let prefix = prefix.trim();
+            if hit.is_some() || prefix.is_empty() {
+                break;
+            }
+            hit = std::fs::read_dir(&self.cache)
+                .into_iter()
+                .flatten()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|k| k.starts_with(prefix))
+                .filter_map(|k| seq(&k).map(|n| (n, k)))
+                .max()
+                .map(|(_, k)| k);
+        }
+        if let Some(key) = hit {
+            copy_into(&self.cache.join(key).join("data"), &job_dir.join(&with["path"]));
+        }
     }
 
     fn download(&self, with: &BTreeMap<String, String>, job_dir: &Path) {
@@ -218,9 +286,29 @@ exit 127
     bin
 }
 
-/// Runs `job`'s steps; returns its steps' outputs. A failing `run:` panics with its output.
-pub fn run_job(job: &Yaml, ctx: &Context, je: &JobEnv, artifacts: &Artifacts) -> Outputs {
+/// What a job left: its steps' outputs, and the stderr of its `run:` steps, in order.
+pub struct JobRun {
+    pub outputs: Outputs,
+    pub stderr: String,
+}
+
+/// The `cargo-cardguard` binary of the workspace at `repo` (debug), built through cargo: what
+/// [`cargo_shim`]'s `cargo install` stands in for.
+pub fn build_cargo_cardguard(repo: &Path) -> PathBuf {
+    let ws = cardguard_cli::Workspace::discover(repo).unwrap();
+    cardguard_cli::cargo_build::cargo_build(
+        &ws,
+        &["-p", "cargo-cardguard", "--bin", "cargo-cardguard"],
+        "dev",
+        |a| a.name == "cargo-cardguard" && a.kind.iter().any(|k| k == "bin"),
+    )
+    .unwrap()
+}
+
+/// Runs `job`'s steps. A failing `run:` panics with its output.
+pub fn run_job(job: &Yaml, ctx: &Context, je: &JobEnv, artifacts: &Artifacts) -> JobRun {
     let mut outputs = Outputs::new();
+    let mut stderr = String::new();
     std::fs::create_dir_all(&je.dir).unwrap();
     for (i, step) in job["steps"].as_vec().expect("steps").iter().enumerate() {
         let with = env_of(&step["with"], ctx);
@@ -230,10 +318,13 @@ pub fn run_job(job: &Yaml, ctx: &Context, je: &JobEnv, artifacts: &Artifacts) ->
                 "actions/checkout" => {}
                 "actions/upload-artifact" => artifacts.upload(
                     &with["name"],
-                    &je.dir.join(&with["path"]),
+                    &je.dir,
+                    &with["path"],
                     with.get("if-no-files-found").map(String::as_str) == Some("error"),
                 ),
                 "actions/download-artifact" => artifacts.download(&with, &je.dir),
+                "actions/cache/restore" => artifacts.cache_restore(&with, &je.dir),
+                "actions/cache/save" => artifacts.cache_save(&with, &je.dir),
                 "mikepenz/action-junit-report" => {
                     let report = je.dir.join(&with["report_paths"]);
                     let xml = std::fs::read_to_string(&report)
@@ -257,6 +348,7 @@ pub fn run_job(job: &Yaml, ctx: &Context, je: &JobEnv, artifacts: &Artifacts) ->
             .envs(env_of(&step["env"], ctx))
             .env("GITHUB_OUTPUT", &out_file);
         let out = cmd.output().unwrap();
+        stderr.push_str(&String::from_utf8_lossy(&out.stderr));
         assert!(
             out.status.success(),
             "step {i} failed ({}):\n{script}\n--- stdout\n{}\n--- stderr\n{}",
@@ -274,5 +366,5 @@ pub fn run_job(job: &Yaml, ctx: &Context, je: &JobEnv, artifacts: &Artifacts) ->
             outputs.insert(id.to_owned(), vals);
         }
     }
-    outputs
+    JobRun { outputs, stderr }
 }

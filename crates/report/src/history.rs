@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::report::{AttemptOutcome, CaseReport, Event, ReportError, WorkerAction};
+use crate::{AttemptOutcome, CaseReport, Event, ReportError, WorkerAction};
 
 /// Samples kept per case and per runtime's init.
 pub const SAMPLES: usize = 5;
@@ -142,7 +142,7 @@ impl History {
     }
 
     /// Writes the history to `path` atomically, as every report file is written
-    /// ([`cardguard_report::write_atomic_with`]: a temporary file beside it, renamed over it).
+    /// ([`crate::write_atomic_with`]: a temporary file beside it, renamed over it).
     pub fn write(&self, path: &Path) -> Result<(), HistoryError> {
         let err = |source| HistoryError::Write {
             path: path.to_owned(),
@@ -153,7 +153,7 @@ impl History {
             .filter(|d| !d.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir).map_err(|e| err(ReportError::io("create", dir, e)))?;
-        cardguard_report::write_atomic_with(path, |w| {
+        crate::write_atomic_with(path, |w| {
             serde_json::to_writer(&mut *w, self).map_err(std::io::Error::other)
         })
         .map_err(err)
@@ -238,7 +238,7 @@ impl History {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{Attempt, Outcome};
+    use crate::{Attempt, Outcome};
 
     fn attempt(outcome: AttemptOutcome, ms: u64) -> Attempt {
         serde_json::from_value(serde_json::json!({
