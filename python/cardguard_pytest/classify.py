@@ -48,3 +48,12 @@ def classify(item: pytest.Item, excinfo: Any, device_types: tuple[type[BaseExcep
     if device_types and excinfo.errisinstance(device_types):
         return DEVICE
     return RESULT
+
+
+def code_of(exc: BaseException, attr: str) -> Optional[int]:
+    """The CANN code ``exc`` holds in its attribute ``attr`` (``cardguard_error_code_attr``):
+    an int that fits a 32-bit code, else none."""
+    v = getattr(exc, attr, None) if attr else None
+    if isinstance(v, int) and not isinstance(v, bool) and -(2**31) <= v < 2**31:
+        return v
+    return None

@@ -20,7 +20,7 @@ from _pytest.runner import runtestprotocol
 
 from cardguard_pytest import classify, health
 from cardguard_pytest.ids import case_of
-from cardguard_pytest.plugin import CLASS, pool_of
+from cardguard_pytest.plugin import CLASS, code_of, forget_attempt, pool_of
 
 EXIT_NEEDS_FRESH_PROCESS = 75
 EXIT_USAGE = 2
@@ -29,6 +29,12 @@ ENV_OUTPUT_MARK = "ONBOARD_OUTPUT_MARK"
 ENV_POISON_SINK = "ONBOARD_POISON_SINK"
 ENV_HEALTH_CHECK = "CARDGUARD_LANE_HEALTH_CHECK"
 ENV_ARCH = "CARDGUARD_LANE_ARCH"
+ENV_HARDWARE_CODES = "CARDGUARD_LANE_HARDWARE_CODES"
+
+
+def hardware_codes(text: str) -> frozenset[int]:
+    """The codes of ``CARDGUARD_LANE_HARDWARE_CODES`` (comma-separated; cardguard's code table)."""
+    return frozenset(int(c) for c in text.split(",") if c.strip().lstrip("-").isdigit())
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -86,6 +92,10 @@ class Lane:
         self.items = {case_of(i).id: i for i in session.items}
         self.current: Optional[str] = None
         self.runs: "queue.Queue[Optional[list[str]]]" = queue.Queue()
+        self.closed = threading.Event()
+        self.hardware = hardware_codes(os.environ.get(ENV_HARDWARE_CODES, ""))
+        # Set when the card reported a hardware fault: the lane runs nothing more on it.
+        self.out_of_service = False
 
     def reader(self) -> None:
         f = self.chan.sock.makefile("rb")
@@ -98,6 +108,9 @@ class Lane:
                 self.runs.put(list(msg.get("cases", [])))
             elif msg.get("t") == "where":
                 self.chan.send("where", case=self.current, in_call=None, since_ms=None, launch=0, launches=None)
+        # The dispatcher closed the channel: it gives no more work, and what it gave and this
+        # lane has not started it hands to other lanes (a card taken out at once: "needs service").
+        self.closed.set()
         self.runs.put(None)
 
     def run(self) -> int:
@@ -108,6 +121,10 @@ class Lane:
             if cases is None:
                 return 0
             for i, case in enumerate(cases):
+                if self.closed.is_set() or self.out_of_service:
+                    why = "the card needs service" if self.out_of_service else "the dispatcher is gone"
+                    sys.stderr.write(f"the channel closed with {len(cases) - i} case(s) pending: {why}; exiting\n")
+                    return 0
                 esc = self.run_one(case, cases[i + 1] if i + 1 < len(cases) else None)
                 if esc is not None:
                     self.escalate(esc, cases[i + 1 :])
@@ -122,36 +139,64 @@ class Lane:
             self.finish(case, "failed", 0, classify.USAGE, f"no collected item has cardguard id {case}")
             return None
         nxt = self.items.get(next_case) if next_case else None
+        forget_attempt(item)
         t0 = time.monotonic()
         reports = runtestprotocol(item, nextitem=nxt, log=True)
         dur = int((time.monotonic() - t0) * 1e6)
         outcome, cls, msg = judge(item, reports)
+        code = code_of(item) if cls == classify.DEVICE else None
         setup_failed = any(r.when == "setup" and r.failed for r in reports)
         escalate: Optional[str] = None
         if cls == classify.DEVICE and setup_failed:
             # The worker's (re)build failed with a device error: in-process healing is over.
             escalate = f"rebuilding the worker failed with a device error: {msg.splitlines()[-1] if msg else ''}"
         post = False
-        if escalate is None and self.acl is not None and self.wants_check(outcome):
-            why = self.acl.check(self.device) or self.config.hook.pytest_cardguard_health_check(device=self.device)
+        # A device error poisoned the card (by its code, when it declared one, as a Rust lane's
+        # runner records it: the dispatcher and the card's story name the fault by it). The card
+        # is reset and the reset proven by the probe whatever a check would say of it (a drain can
+        # lie); a passing or plainly failing item's card is checked as --health-check says.
+        device_error = outcome == "failed" and cls == classify.DEVICE
+        if device_error:
+            last = msg.strip().splitlines()[-1] if msg.strip() else ""
+            fields: dict[str, Any] = {} if code is None else {"code": {"space": "acl", "raw": code}}
+            self.health("poisoned", f"{case} failed: {last}"[:500], **fields)
+            pool_of(self.config).retire_all()
+        if device_error and code in self.hardware:
+            # A hardware fault: no reset fixes it (none is tried); the dispatcher takes the card
+            # out on this attempt's code and hands what this lane has not started to others.
+            self.out_of_service = True
+            escalate = None
+        elif escalate is None and self.acl is not None:
+            why: Optional[str] = None
+            if device_error:
+                why = "a device error"
+            elif self.wants_check(outcome):
+                why = self.acl.check(self.device) or self.config.hook.pytest_cardguard_health_check(device=self.device)
+                if why is not None:
+                    self.health("poisoned", f"post-case check of {case}: {why}")
+                    pool_of(self.config).retire_all()
+                    if outcome == "passed":
+                        outcome, cls, msg, post = "failed", classify.DEVICE, f"post-case check: {why}", True
             if why is not None:
-                self.health("poisoned", f"post-case check of {case}: {why}")
-                pool_of(self.config).retire_all()
-                if outcome == "passed":
-                    outcome, cls, msg, post = "failed", classify.DEVICE, f"post-case check: {why}", True
-                t_reset = time.monotonic()
-                bad = self.acl.force_reset(self.device)
-                took = int((time.monotonic() - t_reset) * 1000)
-                self.health("force_reset", "aclrtResetDeviceForce and its probe", attempt=1, duration_ms=took)
-                self.health("probe", bad or "the card syncs, a stream and 64 bytes", attempt=1, ok=bad is None)
-                if bad is not None:
-                    self.health("reset_failed", bad, attempt=1)
-                    escalate = f"the force reset was not confirmed: {bad}"
-                else:
-                    self.health("recovered", "the probe confirmed the card", attempt=1)
-        self.finish(case, outcome, dur, cls, msg, post)
+                escalate = self.reset_card()
+        self.finish(case, outcome, dur, cls, msg, post, code)
         self.current = None
         return escalate
+
+    def reset_card(self) -> Optional[str]:
+        """Force-resets the lane's card and proves it with the probe; returns why the lane must
+        escalate when the reset was not confirmed."""
+        assert self.acl is not None
+        t_reset = time.monotonic()
+        bad = self.acl.force_reset(self.device)
+        took = int((time.monotonic() - t_reset) * 1000)
+        self.health("force_reset", "aclrtResetDeviceForce and its probe", attempt=1, duration_ms=took)
+        self.health("probe", bad or "the card syncs, a stream and 64 bytes", attempt=1, ok=bad is None)
+        if bad is not None:
+            self.health("reset_failed", bad, attempt=1)
+            return f"the force reset was not confirmed: {bad}"
+        self.health("recovered", "the probe confirmed the card", attempt=1)
+        return None
 
     def health(self, kind: str, detail: str, **fields: Any) -> None:
         """A health event of the lane's card, as a Rust lane's runner sends it."""
@@ -163,10 +208,22 @@ class Lane:
     def wants_check(self, outcome: str) -> bool:
         return self.check == "each" or (self.check == "on-failure" and outcome == "failed")
 
-    def finish(self, case: str, outcome: str, dur: int, cls: Optional[str], msg: str, post: bool = False) -> None:
+    def finish(
+        self,
+        case: str,
+        outcome: str,
+        dur: int,
+        cls: Optional[str],
+        msg: str,
+        post: bool = False,
+        code: Optional[int] = None,
+    ) -> None:
         error = None
         if outcome != "passed":
-            error = {"class": cls or classify.RESULT, "call": None, "code": None, "name": None, "message": msg}
+            # A declared code is CANN's (ACL numbering): the dispatcher names the fault by it and
+            # takes a card with a hardware code out at once.
+            wire_code = None if code is None else {"space": "acl", "raw": code}
+            error = {"class": cls or classify.RESULT, "call": None, "code": wire_code, "name": None, "message": msg}
             if post:
                 error["post_case_check"] = True
         self.chan.send("finished", case=case, outcome=outcome, duration_us=dur, error=error, mark=self.marks.mark())

@@ -1,11 +1,12 @@
 """The always-loaded part (entry point ``cardguard``): the ``cardguard`` marker, the
-``cardguard_device_errors`` ini key, the hooks, and the ``cardguard_pool`` fixture. Under plain
+``cardguard_device_errors`` and ``cardguard_error_code_attr`` ini keys, the hooks, and the
+``cardguard_pool`` fixture. Under plain
 pytest the pool heals too (a worker that raised a declared device error is dropped); the lane
 (:mod:`cardguard_pytest.lane`) adds the card's check, its reset and the fresh-process exit."""
 
 from __future__ import annotations
 
-from typing import Any, Generator
+from typing import Any, Generator, Optional
 
 import pytest
 
@@ -15,6 +16,7 @@ from cardguard_pytest.pool import Pool
 _POOL = pytest.StashKey[Pool]()
 _TYPES = pytest.StashKey[tuple]()
 CLASS = pytest.StashKey[str]()
+CODE = pytest.StashKey[int]()
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -28,6 +30,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "cardguard retries the item",
         type="linelist",
         default=[],
+    )
+    parser.addini(
+        "cardguard_error_code_attr",
+        "the attribute of a device error that holds its CANN code (an int): the attempt carries "
+        "it, so cardguard names the fault and takes a card with a hardware fault out at once",
+        default="code",
     )
 
 
@@ -70,8 +78,24 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Gener
     cls = classify.classify(item, call.excinfo, device_types(item.config))
     if CLASS not in item.stash:
         item.stash[CLASS] = cls
+        code = classify.code_of(call.excinfo.value, str(item.config.getini("cardguard_error_code_attr")))
+        if cls == classify.DEVICE and code is not None:
+            item.stash[CODE] = code
     if cls == classify.DEVICE:
         pool_of(item.config).retire_used()
+
+
+def forget_attempt(item: pytest.Item) -> None:
+    """Drops what an earlier run of ``item`` left in its stash (a lane runs a retried item
+    again): each attempt is judged on its own failure."""
+    for key in (CLASS, CODE):
+        if key in item.stash:
+            del item.stash[key]
+
+
+def code_of(item: pytest.Item) -> Optional[int]:
+    """The CANN code of the attempt's device error, when its exception declared one."""
+    return item.stash.get(CODE, None)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

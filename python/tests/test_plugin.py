@@ -7,6 +7,8 @@ import json
 
 import pytest
 
+from cardguard_pytest import classify
+from cardguard_pytest.plugin import CLASS, CODE, code_of, forget_attempt
 from cardguard_pytest.pool import Pool
 
 SUITE = """
@@ -139,3 +141,69 @@ def test_a_failed_factory_leaves_no_worker() -> None:
     assert len(p) == 0
     p.get("rt", 0, object)
     assert (len(p), p.builds) == (1, 1)
+
+
+class _CodedError(RuntimeError):
+    def __init__(self, code: object) -> None:
+        super().__init__(f"returned {code}")
+        self.code = code
+        self.rc = 507054
+
+
+def test_a_device_errors_code_is_read_from_the_declared_attribute() -> None:
+    assert classify.code_of(_CodedError(507000), "code") == 507000
+    assert classify.code_of(_CodedError(507000), "rc") == 507054
+    assert classify.code_of(_CodedError(507000), "") is None
+    assert classify.code_of(_CodedError("507000"), "code") is None, "only an int is a code"
+    assert classify.code_of(_CodedError(True), "code") is None, "a bool is no code"
+    assert classify.code_of(_CodedError(2**40), "code") is None, "a code fits 32 bits"
+    assert classify.code_of(RuntimeError("x"), "code") is None
+
+
+def test_an_items_class_and_code_are_its_attempts_own(pytester: pytest.Pytester) -> None:
+    """A lane runs a retried item again in one session: the first run's device error (and its
+    code) must not be the second run's class when the second fails with a wrong answer."""
+    pytester.makeini(
+        "[pytest]\npythonpath = .\ncardguard_device_errors = devlib.DevErr\ncardguard_error_code_attr = rc\n"
+    )
+    pytester.makepyfile(devlib="class DevErr(RuntimeError):\n    def __init__(self, rc):\n        self.rc = rc\n")
+    pytester.makeconftest(
+        """
+import pytest
+from _pytest.runner import runtestprotocol
+from cardguard_pytest.plugin import CLASS, forget_attempt, code_of
+
+SEEN = []
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session):
+    item = session.items[0]
+    for _ in range(2):
+        forget_attempt(item)
+        runtestprotocol(item, nextitem=None, log=False)
+        SEEN.append((item.stash.get(CLASS, None), code_of(item)))
+    assert SEEN == [("device_runtime", 507901), ("result", None)], SEEN
+    return True
+"""
+    )
+    pytester.makepyfile(
+        test_twice="""
+import devlib
+
+RUNS = []
+
+def test_flips():
+    RUNS.append(1)
+    if len(RUNS) == 1:
+        raise devlib.DevErr(507901)
+    assert False, "a wrong answer"
+"""
+    )
+    r = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    assert r.ret == 0, r.stdout.str()
+
+
+def test_forget_attempt_without_a_run_is_harmless(pytester: pytest.Pytester) -> None:
+    item = pytester.getitem("def test_func():\n    pass\n")
+    forget_attempt(item)
+    assert CLASS not in item.stash and CODE not in item.stash and code_of(item) is None

@@ -331,7 +331,8 @@ fn an_unconfirmed_reset_sends_the_rest_to_a_fresh_pytest_lane() {
 }
 
 /// The plugin's own tests (`python/tests`, pytest's pytester), on the plugin installed from the
-/// copy: collection's ids and settings, the device-error declaration, the classify hook, the pool.
+/// copy: collection's ids and settings, the device-error declaration and its code, the classify
+/// hook, an attempt judged on its own, the pool.
 #[test]
 fn the_plugins_own_pytest_tests_pass() {
     let sb = Sandbox::new();
@@ -344,7 +345,7 @@ fn the_plugins_own_pytest_tests_pass() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert!(
-        String::from_utf8_lossy(&out.stdout).contains("5 passed"),
+        String::from_utf8_lossy(&out.stdout).contains("8 passed"),
         "{}",
         text(&out)
     );
@@ -412,4 +413,88 @@ fn an_assertion_failure_is_never_retried() {
     let attempts = failed[0]["attempts"].as_array().unwrap();
     assert_eq!(attempts.len(), 1, "never retried: {}", failed[0]);
     assert_eq!(attempts[0]["error"]["class"], "result", "{}", failed[0]);
+}
+
+/// Every attempt of the report, with its case id.
+fn attempts(report: &serde_json::Value) -> Vec<(String, serde_json::Value)> {
+    report["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| {
+            let id = c["id"].as_str().unwrap().to_owned();
+            c["attempts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(move |a| (id.clone(), a.clone()))
+        })
+        .collect()
+}
+
+/// A hardware fault (`sync_fail@2=507054`, HBM ECC) in a pytest lane: the test's device error
+/// declares its code (`DeviceRuntimeError.code`, the default `cardguard_error_code_attr`), so
+/// the attempt carries it and the dispatcher takes card 0 out at once ("needs service"): the test
+/// is retried on another card and passes, and no later attempt runs on card 0.
+#[test]
+fn a_hardware_code_from_a_pytest_lane_takes_the_card_out_at_once() {
+    // At card 0's first launch: whichever items card 0's lane is given, it makes one.
+    let (code, report, out) = run_plan("dev=0:sync_fail@1=507054");
+    let s = &report["summary"];
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!((&s["failed"], &s["flaky"]), (&0.into(), &1.into()), "{s}\n{out}");
+    let all = attempts(&report);
+    let (id, hit) = all
+        .iter()
+        .find(|(_, a)| a["outcome"] == "failed")
+        .expect("one failed attempt");
+    assert_eq!(hit["device"], 0, "{id}: {hit}");
+    assert_eq!(
+        hit["error"]["code"],
+        serde_json::json!({"space": "acl", "raw": 507054}),
+        "{hit}"
+    );
+    let later_on_0: Vec<&String> = all
+        .iter()
+        .filter(|(_, a)| a["device"] == 0 && a["started_ms"].as_u64() > hit["started_ms"].as_u64())
+        .map(|(id, _)| id)
+        .collect();
+    assert!(
+        later_on_0.is_empty(),
+        "card 0 ran {later_on_0:?} after its hardware fault\n{out}"
+    );
+    assert!(out.contains("needs service"), "{out}");
+}
+
+/// A device error's card is reset and the reset proven whatever the drain says: with
+/// `drain=false_negative` (the drain reports a poisoned card clean) the op-timeout's card is
+/// still reset, so no later test meets its poisoned context (507899) and only the trigger is
+/// retried.
+#[test]
+fn a_lying_drain_does_not_hide_a_poisoned_card() {
+    let (code, report, out) = run_plan("dev=0:drain=false_negative;dev=0:op_timeout@2");
+    let s = &report["summary"];
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!((&s["failed"], &s["flaky"]), (&0.into(), &1.into()), "{s}\n{out}");
+    let sticky: Vec<String> = attempts(&report)
+        .into_iter()
+        .filter(|(_, a)| a["error"]["code"]["raw"] == 507_899)
+        .map(|(id, _)| id)
+        .collect();
+    assert!(
+        sticky.is_empty(),
+        "a poisoned context was reused by {sticky:?}\n{out}"
+    );
+}
+
+/// A rule that cannot fire in the example's dozen launches is listed as unfired, read from
+/// `libsim_acl.so`'s card records as on `sim`.
+#[test]
+fn a_rule_that_never_fired_is_listed_for_pytest_lanes_too() {
+    let (code, report, out) = run_plan("dev=1:op_timeout@500");
+    assert_eq!(code, Some(0), "{out}");
+    let unfired = report["faults_unfired"].as_array().expect("faults_unfired");
+    let rules: Vec<&str> = unfired.iter().filter_map(|u| u["rule"].as_str()).collect();
+    assert_eq!(rules, ["dev=1:op_timeout@500"], "{out}");
+    assert!(out.contains("faults that never fired"), "{out}");
 }

@@ -27,6 +27,23 @@ pub const ENV_LANE_ARCH: &str = "CARDGUARD_LANE_ARCH";
 pub const ENV_LANE_HEALTH_CHECK: &str = "CARDGUARD_LANE_HEALTH_CHECK";
 /// See [`ENV_LANE_ARCH`]: the directory of the arch's kernel blobs.
 pub const ENV_LANE_KERNEL_DIR: &str = "CARDGUARD_LANE_KERNEL_DIR";
+/// See [`ENV_LANE_ARCH`]: the ACL codes of class `hardware` (comma-separated), on which a lane
+/// stops at once, resetting nothing: the dispatcher takes its card out ("needs service").
+pub const ENV_LANE_HARDWARE_CODES: &str = "CARDGUARD_LANE_HARDWARE_CODES";
+
+/// The value of [`ENV_LANE_HARDWARE_CODES`]: every ACL-numbered code of the table whose class
+/// is `hardware`, in table order.
+pub fn hardware_codes() -> String {
+    platform_common::code_table::CODE_TABLE
+        .iter()
+        .filter(|i| {
+            i.space == platform_common::code_table::CodeSpace::Acl
+                && i.class == platform_common::code_table::CodeClass::Hardware
+        })
+        .map(|i| i.raw.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
 
 /// The run settings a suite binary's lane gets as flags.
 #[derive(Debug, Clone, Copy)]
@@ -131,6 +148,7 @@ pub(crate) fn foreign_command(
         }
     }
     env.push((ENV_LANE_HEALTH_CHECK.into(), health_check.name().into()));
+    env.push((ENV_LANE_HARDWARE_CODES.into(), hardware_codes().into()));
     env.push((
         ENV_LANE_KERNEL_DIR.into(),
         platform_common::kernel::blob_dir(cli.arch).into(),

@@ -127,6 +127,11 @@ pub struct PlatformInfo {
     /// The simulator's settings (sim only).
     #[cfg(feature = "sim")]
     pub sim: Option<platform_common::sim::SimConfig>,
+    /// Where `libsim_acl.so` keeps its cards' records, when the onboard driver is that simulated
+    /// library (its run extension resolves): the fault plan's counters are read there at the end
+    /// of the run, as on `sim`.
+    #[cfg(feature = "sim")]
+    pub sim_library: Option<platform_common::sim::SimConfig>,
 }
 
 /// Reads the settings of `platform` for `arch` from the environment, checking every value.
@@ -185,6 +190,7 @@ cfg_if::cfg_if! {
                 timeouts: cfg.timeouts,
                 kernels: BinaryKind::HostBlob,
                 sim: Some(cfg),
+                sim_library: None,
             })
         }
 
@@ -264,10 +270,11 @@ cfg_if::cfg_if! {
         }
 
         /// The plan's rules that did not fire on the run's simulated cards, read from the card
-        /// files at the end of the run (see `CardState::unfired`); empty without a plan and off
-        /// `sim` (`libsim_acl.so` keeps its cards in its own process).
+        /// files at the end of the run (see `CardState::unfired`): the sim's, or those of
+        /// `libsim_acl.so` behind `onboard`; empty without a plan and on real cards.
         pub fn unfired_faults(info: &PlatformInfo, faults: Option<&str>, devices: &[DeviceId]) -> Vec<UnfiredFault> {
-            let (Some(sim), Some(plan)) = (&info.sim, faults.and_then(|t| t.parse::<FaultPlan>().ok())) else {
+            let sim = info.sim.as_ref().or(info.sim_library.as_ref());
+            let (Some(sim), Some(plan)) = (sim, faults.and_then(|t| t.parse::<FaultPlan>().ok())) else {
                 return Vec::new();
             };
             // `devices` and the rules are logical; the card files are the physical cards'.
@@ -412,7 +419,22 @@ cfg_if::cfg_if! {
                 },
                 #[cfg(feature = "sim")]
                 sim: None,
+                #[cfg(feature = "sim")]
+                sim_library: sim_library_config(arch, &driver),
             })
+        }
+
+        /// The card records of `libsim_acl.so` (the root a lane's library uses: the one this
+        /// process would, as foreign lanes are told), when `driver` is that library.
+        #[cfg(feature = "sim")]
+        fn sim_library_config(arch: Arch, driver: &platform_common::acl::AclDriver) -> Option<platform_common::sim::SimConfig> {
+            if !driver.has_sim_extensions() {
+                return None;
+            }
+            arch_entry(arch)
+                .sim_config_from_env()
+                .map_err(|e| tracing::warn!("cannot tell where libsim_acl.so keeps its cards: {e}"))
+                .ok()
         }
 
         fn open_acl(arch: Arch) -> Result<(Arc<dyn Driver>, Option<KernelBlob>), PlatformError> {
