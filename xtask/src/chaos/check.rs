@@ -98,6 +98,8 @@ pub struct Facts<'a> {
     pub listed: &'a BTreeSet<String>,
     /// The cases that need more than one card, with the number they need.
     pub multi_card: &'a BTreeMap<String, u32>,
+    /// The cases with retries of their own, which win over the plan's `--retries`.
+    pub own_retries: &'a BTreeMap<String, u32>,
     /// The pid of the lane `--kill` SIGKILLed, if it killed one.
     pub killed: Option<u64>,
     /// The sim's counters of each card after the run (`None`: its card files were unreadable),
@@ -217,7 +219,13 @@ pub fn check(report: &Value, facts: &Facts<'_>) -> Vec<Violation> {
             "failed" => {
                 let last = attempts.last().and_then(class);
                 let multi_after_quarantine = facts.multi_card.contains_key(id) && quarantined > 0;
-                if last.as_deref() != Some("result") && !multi_after_quarantine {
+                // A case whose own retries are fewer than the plan's can spend them all on the
+                // plan's faults: it fails honestly once they are spent.
+                let own_spent = facts
+                    .own_retries
+                    .get(id)
+                    .is_some_and(|&r| r < facts.plan.retries() && attempts.len() == r as usize + 1);
+                if last.as_deref() != Some("result") && !multi_after_quarantine && !own_spent {
                     out.push(v(
                         "final failed without a wrong result",
                         format!(

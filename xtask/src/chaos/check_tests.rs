@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use super::check::{check, is_sticky, reported_code, Facts, ReportedCode, Space};
 use super::faults::by_name;
-use super::plan::{Plan, Rule};
+use super::plan::{Plan, Rule, BUILTIN_LAUNCHES};
 
 fn plan(faults: &[(&str, u64)]) -> Plan {
     Plan {
@@ -26,6 +26,7 @@ fn plan(faults: &[(&str, u64)]) -> Plan {
             .collect(),
         kill_at: 0.5,
         kill_pick: 0,
+        launches: BUILTIN_LAUNCHES,
     }
 }
 
@@ -72,11 +73,13 @@ fn after(first: Value, outcome: &str) -> Value {
 fn run(c: &Case) -> Vec<&'static str> {
     let listed: BTreeSet<String> = arr_ids(&c.report);
     let multi: BTreeMap<String, u32> = [("M::two".to_owned(), 2)].into();
+    let own: BTreeMap<String, u32> = [("O::own".to_owned(), 1)].into();
     let facts = Facts {
         plan: &c.plan,
         exit: Some(c.exit),
         listed: &listed,
         multi_card: &multi,
+        own_retries: &own,
         killed: Some(KILLED),
         counters: None,
     };
@@ -249,6 +252,33 @@ fn each_invariant_is_broken_by_its_report() {
                 "final timed_out or crashed",
             ],
         },
+        // A case with one retry of its own (the plan gives 2) may fail once it spent it on the
+        // plan's faults; before, it may not.
+        Case {
+            report: report(
+                vec![
+                    json!({"id": "O::own", "outcome": "failed", "skip_reason": null, "attempts": [
+                    failed_attempt(10, "device_runtime", None, Value::Null),
+                    failed_attempt(11, "device_runtime", None, Value::Null)]}),
+                ],
+                json!({}),
+            ),
+            plan: plan(&[]),
+            exit: 1,
+            broken: &[],
+        },
+        Case {
+            report: report(
+                vec![
+                    json!({"id": "O::own", "outcome": "failed", "skip_reason": null, "attempts": [
+                    failed_attempt(10, "device_runtime", None, Value::Null)]}),
+                ],
+                json!({}),
+            ),
+            plan: plan(&[]),
+            exit: 1,
+            broken: &["final failed without a wrong result"],
+        },
         // The multi-card case may fail after a quarantine; without one it may not.
         Case {
             report: report(
@@ -386,6 +416,7 @@ fn lost_cases_and_bad_counts_are_violations() {
         exit: Some(0),
         listed: &listed,
         multi_card: &multi,
+        own_retries: &BTreeMap::new(),
         killed: Some(KILLED),
         counters: None,
     };
@@ -468,6 +499,7 @@ fn unfired_rules_and_the_handoff_wait_are_held_to_the_counters_and_the_bound() {
             exit: Some(exit),
             listed: &listed,
             multi_card: &multi,
+            own_retries: &BTreeMap::new(),
             killed: None,
             counters: Some(counters),
         };
@@ -504,6 +536,7 @@ fn unfired_rules_and_the_handoff_wait_are_held_to_the_counters_and_the_bound() {
         exit: Some(0),
         listed: &listed,
         multi_card: &multi,
+        own_retries: &BTreeMap::new(),
         killed: None,
         counters: None,
     };

@@ -16,8 +16,8 @@ use platform_common::Arch;
 use serde_json::Value;
 
 use super::check::{check, Facts, Violation};
-use super::plan::Plan;
-use super::run::{list_cases, run_plan, Kill, PlanRun, RunError, Target};
+use super::plan::{Plan, BUILTIN_LAUNCHES, PYTEST_LAUNCHES};
+use super::run::{list_cases, run_plan, CaseList, Kill, PlanRun, RunError, Target};
 use crate::onboard::{build_suite, target_dir, workspace_root};
 
 /// Arguments.
@@ -95,7 +95,11 @@ pub fn run(args: Args) -> ExitCode {
     let seed = args.seed.unwrap_or_else(rand::random);
     if args.dry_run {
         let mut out = std::io::stdout().lock();
-        dry_run(args.plans, seed, &mut out);
+        let launches = match args.suite {
+            SuiteArg::Builtin => BUILTIN_LAUNCHES,
+            SuiteArg::Pytest => PYTEST_LAUNCHES,
+        };
+        dry_run(args.plans, seed, launches, &mut out);
         return ExitCode::SUCCESS;
     }
     let built = match args.suite {
@@ -151,11 +155,12 @@ fn pytest_target() -> Result<Target, String> {
             ("CARDGUARD_PYTHON".into(), python),
         ],
         cwd: Some(workspace_root().join("examples/pytest-suite")),
+        launches: PYTEST_LAUNCHES,
     })
 }
 
 /// The suite's facts per arch: its listed cases and its multi-card cases.
-type ArchFacts = std::collections::HashMap<Arch, (BTreeSet<String>, BTreeMap<String, u32>)>;
+type ArchFacts = std::collections::HashMap<Arch, CaseList>;
 
 /// Runs a whole session, writing its lines to `out` (write errors are ignored: a closed stdout
 /// never changes the verdict).
@@ -188,11 +193,10 @@ pub fn chaos(s: &Settings, out: &mut dyn Write) -> Result<Summary, RunError> {
     };
     let mut used: BTreeSet<&'static str> = BTreeSet::new();
     for index in 1..=s.plans as usize {
-        let plan = Plan::draw(s.seed, index);
+        let plan = Plan::draw_for(s.seed, index, s.target.launches);
         used.extend(plan.kinds());
         let run = run_plan(&s.target, &plan, s.kill, &s.work)?;
-        let (listed, multi) = &facts[&plan.arch];
-        let violations = judge(&plan, &run, listed, multi);
+        let violations = judge(&plan, &run, &facts[&plan.arch]);
         let _ = writeln!(out, "{}", plan_line(&plan, s.plans, &run, &violations));
         if violations.is_empty() {
             summary.held += 1;
@@ -226,10 +230,10 @@ pub fn chaos(s: &Settings, out: &mut dyn Write) -> Result<Summary, RunError> {
 }
 
 /// Prints the plans of `seed` and the faults they use.
-pub fn dry_run(plans: u32, seed: u64, out: &mut dyn Write) {
+pub fn dry_run(plans: u32, seed: u64, launches: u64, out: &mut dyn Write) {
     let mut used: BTreeSet<&'static str> = BTreeSet::new();
     for index in 1..=plans as usize {
-        let plan = Plan::draw(seed, index);
+        let plan = Plan::draw_for(seed, index, launches);
         used.extend(plan.kinds());
         let _ = writeln!(out, "plan {index}/{plans}: {plan}");
     }
@@ -238,12 +242,7 @@ pub fn dry_run(plans: u32, seed: u64, out: &mut dyn Write) {
 }
 
 /// Every violation of one run: its report's, or that it hung or left no report.
-fn judge(
-    plan: &Plan,
-    run: &PlanRun,
-    listed: &BTreeSet<String>,
-    multi: &BTreeMap<String, u32>,
-) -> Vec<Violation> {
+fn judge(plan: &Plan, run: &PlanRun, list: &CaseList) -> Vec<Violation> {
     let mut violations = Vec::new();
     if run.hung {
         violations.push(Violation {
@@ -259,8 +258,9 @@ fn judge(
             let facts = Facts {
                 plan,
                 exit: run.exit,
-                listed,
-                multi_card: multi,
+                listed: &list.ids,
+                multi_card: &list.multi,
+                own_retries: &list.own_retries,
                 killed: match run.kill {
                     Kill::Killed { lane, .. } => Some(u64::from(lane.pid)),
                     Kill::NotAsked | Kill::RunEndedFirst => None,

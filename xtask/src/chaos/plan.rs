@@ -54,6 +54,8 @@ pub struct Plan {
     pub kill_at: f64,
     /// Which of the lanes alive at that moment is killed (modulo their number).
     pub kill_pick: u64,
+    /// The launches of the suite's clean run that the launch faults were drawn for.
+    pub launches: u64,
 }
 
 /// The smallest expected length of a run: the built-in suite on idle cards, lanes started and
@@ -64,12 +66,27 @@ const BASE_MS: u64 = 3_000;
 /// built-in suite takes 0.7 to 1 s on 2 idle cores.
 const KILL_BASE_MS: u64 = 700;
 
+/// The launches a clean run of the built-in suite makes across its cards (about 150): a launch
+/// fault's K is drawn up to this over the plan's cards, so most fire.
+pub const BUILTIN_LAUNCHES: u64 = 150;
+
+/// The launches a clean run of `examples/pytest-suite` makes (11 or 12: one test is host-only
+/// and one `xfail`), for `--suite pytest`.
+pub const PYTEST_LAUNCHES: u64 = 12;
+
 /// Inits of a card that a run is expected to pay (first lane, rebuilds after faults, fresh lanes).
 const INITS_PER_CARD: u64 = 4;
 
 impl Plan {
-    /// Draws plan `index` (from 1) of `seed`.
+    /// Draws plan `index` (from 1) of `seed` for the built-in suite.
+    #[cfg(test)]
     pub fn draw(seed: u64, index: usize) -> Self {
+        Self::draw_for(seed, index, BUILTIN_LAUNCHES)
+    }
+
+    /// Draws plan `index` (from 1) of `seed` for a suite whose clean run makes `launches`
+    /// launches: a launch fault's K is at most `launches / cards` (at least 1).
+    pub fn draw_for(seed: u64, index: usize, launches: u64) -> Self {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         rng.set_stream(index as u64);
         // The same draw as ever (the first arch on heads), so a seed's plans stay the same; a third
@@ -86,6 +103,7 @@ impl Plan {
             rules: Vec::new(),
             kill_at: 0.0,
             kill_pick: 0,
+            launches,
         };
         for card in 0..cards {
             for _ in 0..rng.gen_range(0..=3) {
@@ -149,7 +167,7 @@ impl Plan {
             .sum();
         let (value, text) = match kind.form {
             Form::At | Form::AtCode | Form::AtHardware => {
-                let k_max = 150 / u64::from(self.cards);
+                let k_max = (self.launches / u64::from(self.cards)).max(1);
                 let k = rng.gen_range(1..=k_max);
                 if on_card.iter().any(|r| r.kind.form.at_launch() && r.value == k) {
                     return; // two launch faults may not share a launch of a card
@@ -380,6 +398,28 @@ mod tests {
     }
 
     #[test]
+    fn launch_faults_are_drawn_within_the_suites_launches() {
+        let mut draws = 0;
+        for i in 1..=200 {
+            let small = Plan::draw_for(5, i, PYTEST_LAUNCHES);
+            let big = Plan::draw_for(5, i, BUILTIN_LAUNCHES);
+            assert_eq!((small.arch, small.cards), (big.arch, big.cards), "plan {i}");
+            for r in small.rules.iter().filter(|r| r.kind.form.at_launch()) {
+                let k_max = (PYTEST_LAUNCHES / u64::from(small.cards)).max(1);
+                assert!(
+                    (1..=k_max).contains(&r.value),
+                    "plan {i}: {} on {} cards",
+                    r.text,
+                    small.cards
+                );
+                draws += 1;
+            }
+        }
+        assert!(draws > 100, "too few launch faults drawn: {draws}");
+        assert_eq!(Plan::draw(5, 3), Plan::draw_for(5, 3, BUILTIN_LAUNCHES));
+    }
+
+    #[test]
     fn retries_cover_every_fault_that_fails_an_attempt() {
         let p = Plan {
             index: 1,
@@ -398,6 +438,7 @@ mod tests {
                 .collect(),
             kill_at: 0.5,
             kill_pick: 0,
+            launches: BUILTIN_LAUNCHES,
         };
         // launch_fail, crash, stall fail attempts; corrupt and dead do not; +1 kill, +1 spare.
         assert_eq!(p.retries(), 5);

@@ -133,6 +133,8 @@ pub struct Target {
     pub env: Vec<(OsString, OsString)>,
     /// Where it runs (the suite's directory), if not here.
     pub cwd: Option<PathBuf>,
+    /// The launches its clean run makes, which the plans' launch faults are drawn for.
+    pub launches: u64,
 }
 
 impl Target {
@@ -145,6 +147,7 @@ impl Target {
             platform: "sim",
             env: Vec::new(),
             cwd: None,
+            launches: super::plan::BUILTIN_LAUNCHES,
         }
     }
 }
@@ -318,6 +321,10 @@ pub fn list_cases(t: &Target, arch: Arch, work: &Path) -> Result<CaseList, RunEr
             "--list",
             "--format",
             "json",
+            // What a case lists as its retries is its own setting, or this: a case listing
+            // another number has its own (`CaseList::own_retries`).
+            "--retries",
+            LIST_RETRIES,
         ])
         .args(&t.post)
         .output()
@@ -338,19 +345,31 @@ pub fn list_cases(t: &Target, arch: Arch, work: &Path) -> Result<CaseList, RunEr
         )));
     }
     let list = parse_list(&String::from_utf8_lossy(&out.stdout)).map_err(list_err)?;
-    if list.0.is_empty() {
+    if list.ids.is_empty() {
         return Err(list_err("it listed no case".to_owned()));
     }
     Ok(list)
 }
 
 /// The cases of a list (their ids), and those that need more than one card.
-pub type CaseList = (BTreeSet<String>, BTreeMap<String, u32>);
+#[derive(Debug, Default)]
+pub struct CaseList {
+    /// Every case id.
+    pub ids: BTreeSet<String>,
+    /// The cases that need more than one card, with the number they need.
+    pub multi: BTreeMap<String, u32>,
+    /// The cases with retries of their own (a marker's `retries=1`), which win over a plan's
+    /// `--retries`.
+    pub own_retries: BTreeMap<String, u32>,
+}
 
-/// Reads `--list --format json`: one object per case (`id`, `devices`, ...), a line each.
+/// The `--retries` the listing is asked with: no case of ours sets this many of its own.
+const LIST_RETRIES: &str = "4000000";
+
+/// Reads `--list --format json` (asked with `--retries` [`LIST_RETRIES`]): one object per case
+/// (`id`, `devices`, `retries`, ...), a line each.
 pub fn parse_list(text: &str) -> Result<CaseList, String> {
-    let mut ids = BTreeSet::new();
-    let mut multi = BTreeMap::new();
+    let mut list = CaseList::default();
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
         let case: Value =
             serde_json::from_str(line).map_err(|e| format!("a line is not JSON ({e}): {line}"))?;
@@ -359,11 +378,17 @@ pub fn parse_list(text: &str) -> Result<CaseList, String> {
         };
         let devices = u32::try_from(devices).map_err(|_| format!("{id} needs {devices} cards"))?;
         if devices > 1 {
-            multi.insert(id.to_owned(), devices);
+            list.multi.insert(id.to_owned(), devices);
         }
-        ids.insert(id.to_owned());
+        if let Some(r) = case["retries"].as_u64() {
+            if r.to_string() != LIST_RETRIES {
+                let r = u32::try_from(r).map_err(|_| format!("{id} has {r} retries"))?;
+                list.own_retries.insert(id.to_owned(), r);
+            }
+        }
+        list.ids.insert(id.to_owned());
     }
-    Ok((ids, multi))
+    Ok(list)
 }
 
 #[cfg(test)]
@@ -389,7 +414,8 @@ mod tests {
         let exe = crate::onboard::build_suite(false).expect("the suite binary builds");
         let work = tempfile::tempdir().unwrap();
         for arch in Arch::ALL {
-            let (ids, multi) = list_cases(&Target::suite(exe.clone()), arch, work.path()).unwrap();
+            let CaseList { ids, multi, .. } =
+                list_cases(&Target::suite(exe.clone()), arch, work.path()).unwrap();
             assert_eq!(
                 multi.get("MultiCard::vector_add_on_two_cards"),
                 Some(&2),
@@ -402,10 +428,19 @@ mod tests {
 
     #[test]
     fn a_list_line_without_its_fields_is_an_error_naming_it() {
-        let text = "{\"id\":\"A::one\",\"devices\":1}\n{\"id\":\"M::two\",\"devices\":2}\n";
-        let (ids, multi) = parse_list(text).unwrap();
+        let text = "{\"id\":\"A::one\",\"devices\":1,\"retries\":4000000}\n\
+                    {\"id\":\"M::two\",\"devices\":2,\"retries\":1}\n";
+        let CaseList {
+            ids,
+            multi,
+            own_retries,
+        } = parse_list(text).unwrap();
         assert_eq!(ids.len(), 2);
         assert_eq!(multi.into_iter().collect::<Vec<_>>(), [("M::two".to_owned(), 2)]);
+        assert_eq!(
+            own_retries.into_iter().collect::<Vec<_>>(),
+            [("M::two".to_owned(), 1)]
+        );
         let err = parse_list("{\"id\":\"A::one\"}\n").unwrap_err();
         assert!(err.contains("A::one"), "{err}");
         assert!(parse_list("A::one  (rt, pooled)\n")

@@ -85,7 +85,7 @@ pub fn reported(report: &Value) -> Result<BTreeSet<RuleKey>, String> {
 mod tests {
     use super::*;
     use crate::chaos::faults::by_name;
-    use crate::chaos::plan::Rule;
+    use crate::chaos::plan::{Rule, BUILTIN_LAUNCHES};
     use platform_common::Arch;
 
     fn rule(card: u32, name: &str, value: u64, text: &str) -> Rule {
@@ -132,6 +132,7 @@ mod tests {
             ],
             kill_at: 0.5,
             kill_pick: 0,
+            launches: BUILTIN_LAUNCHES,
         };
         let counters = [
             CardCounters {
