@@ -24,7 +24,8 @@ use std::process::Command;
 
 use cardguard_archive::unpack;
 use fleet_support::{
-    build_cargo_cardguard, cargo_shim, run_job, scalar, Artifacts, Context, JobEnv, Workflow,
+    build_cargo_cardguard, cargo_shim, host_env, outcomes, run_job, scalar, Artifacts, Context, JobEnv,
+    Workflow,
 };
 
 const WORKFLOW: &str = "ci/github/onboard-fleet.yml";
@@ -112,37 +113,6 @@ fn the_template_runs_only_when_dispatched_and_partitions_on_self_hosted_arch_run
         .filter_map(scalar)
         .collect();
     assert_eq!(options, ["a5", "a2a3"]);
-}
-
-/// Case id -> outcome of a report dir's `report.json`.
-fn outcomes(dir: &Path) -> BTreeMap<String, String> {
-    let text =
-        std::fs::read_to_string(dir.join("report.json")).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
-    v["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| {
-            (
-                c["id"].as_str().unwrap().to_owned(),
-                c["outcome"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect()
-}
-
-/// A card host's environment: cleared, `PATH` without cargo, its own simulated cards and locks.
-fn host_env(host: &Path) -> BTreeMap<String, String> {
-    let path = |p: &str| host.join(p).display().to_string();
-    std::fs::create_dir_all(host.join("tmp")).unwrap();
-    BTreeMap::from([
-        ("PATH".to_owned(), "/usr/bin:/bin".to_owned()),
-        ("HOME".to_owned(), path("work")),
-        ("TMPDIR".to_owned(), path("tmp")),
-        ("ONBOARD_SIM_ROOT".to_owned(), path("sim")),
-        ("ONBOARD_LOCK_DIR".to_owned(), path("locks")),
-    ])
 }
 
 /// One workflow run's results.

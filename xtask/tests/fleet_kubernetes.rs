@@ -24,7 +24,7 @@ use std::process::Command;
 mod fleet_support;
 
 use cardguard_archive::unpack;
-use fleet_support::{build_cargo_cardguard, cargo_shim};
+use fleet_support::{build_cargo_cardguard, cargo_shim, host_env, outcomes};
 use yaml_rust2::{Yaml, YamlLoader};
 
 const XTASK: &str = env!("CARGO_BIN_EXE_xtask");
@@ -162,37 +162,6 @@ fn the_partitions_are_an_indexed_job_of_one_pod_per_host_with_the_device_plugins
         let vols = &job["spec"]["template"]["spec"]["volumes"][0];
         assert_eq!(vols["persistentVolumeClaim"]["claimName"].as_str(), Some(name));
     }
-}
-
-/// Case id -> outcome of a report dir's `report.json`.
-fn outcomes(dir: &Path) -> BTreeMap<String, String> {
-    let text =
-        std::fs::read_to_string(dir.join("report.json")).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
-    v["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| {
-            (
-                c["id"].as_str().unwrap().to_owned(),
-                c["outcome"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect()
-}
-
-/// A card host: cleared environment, `PATH` without cargo, its own simulated cards and locks.
-fn host_env(host: &Path) -> BTreeMap<String, String> {
-    let path = |p: &str| host.join(p).display().to_string();
-    std::fs::create_dir_all(host.join("tmp")).unwrap();
-    BTreeMap::from([
-        ("PATH".to_owned(), "/usr/bin:/bin".to_owned()),
-        ("HOME".to_owned(), path("work")),
-        ("TMPDIR".to_owned(), path("tmp")),
-        ("ONBOARD_SIM_ROOT".to_owned(), path("sim")),
-        ("ONBOARD_LOCK_DIR".to_owned(), path("locks")),
-    ])
 }
 
 fn run_script(script: &str, env: &BTreeMap<String, String>, dir: &Path, clear: bool) -> std::process::Output {

@@ -292,6 +292,37 @@ pub struct JobRun {
     pub stderr: String,
 }
 
+/// Case id -> outcome of a report dir's `report.json`.
+pub fn outcomes(dir: &Path) -> BTreeMap<String, String> {
+    let text =
+        std::fs::read_to_string(dir.join("report.json")).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["id"].as_str().unwrap().to_owned(),
+                c["outcome"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// A card host's environment: cleared, `PATH` without cargo, its own simulated cards and locks.
+pub fn host_env(host: &Path) -> BTreeMap<String, String> {
+    let path = |p: &str| host.join(p).display().to_string();
+    std::fs::create_dir_all(host.join("tmp")).unwrap();
+    BTreeMap::from([
+        ("PATH".to_owned(), "/usr/bin:/bin".to_owned()),
+        ("HOME".to_owned(), path("work")),
+        ("TMPDIR".to_owned(), path("tmp")),
+        ("ONBOARD_SIM_ROOT".to_owned(), path("sim")),
+        ("ONBOARD_LOCK_DIR".to_owned(), path("locks")),
+    ])
+}
+
 /// The `cargo-cardguard` binary of the workspace at `repo` (debug), built through cargo: what
 /// [`cargo_shim`]'s `cargo install` stands in for.
 pub fn build_cargo_cardguard(repo: &Path) -> PathBuf {
