@@ -7,8 +7,9 @@
 //! therefore one card, one thread: the lane's own card is driven from the lane's main thread (its
 //! pool, its standalone and multi-card workers), and every further card a multi-card lane holds is
 //! driven from its [`CardThread`], which builds that card's [`ChipWorker`], runs the case's work on
-//! it (and the post-case health check the job asks for) and closes it (finalize, with the card's lease), each step a request on a channel answered on
-//! a channel of its own.
+//! it (and the post-case health check the job asks for), says whether it is still usable (a
+//! pooled class's next multi-card case reuses it) and closes it (finalize, with the card's lease),
+//! each step a request on a channel answered on a channel of its own.
 //!
 //! This file owns that thread and its requests. It never judges a case, never escalates and never
 //! talks to the dispatcher (the session does). A case body's panic is caught by the executor on
@@ -65,6 +66,8 @@ enum Job {
     Run(Box<RunJob>, Sender<Executed>),
     /// Close the worker.
     Close(Sender<Closed>),
+    /// Whether a worker is built and not marked unusable (kept for the next case).
+    Usable(Sender<bool>),
 }
 
 /// An answer still to come from a card's thread.
@@ -121,6 +124,13 @@ impl CardThread {
     pub fn close(&mut self) -> Pending<Closed> {
         let (tx, rx) = mpsc::channel();
         self.send(Job::Close(tx));
+        Pending(rx)
+    }
+
+    /// Asks the thread whether the card's worker is built and not marked unusable.
+    pub fn usable(&mut self) -> Pending<bool> {
+        let (tx, rx) = mpsc::channel();
+        self.send(Job::Usable(tx));
         Pending(rx)
     }
 
@@ -203,6 +213,9 @@ fn serve(mut env: WorkerEnv, lease: &DeviceLease, inbox: &Receiver<Job>) {
             }
             Job::Close(reply) => {
                 let _ = reply.send(close(&mut worker, lease));
+            }
+            Job::Usable(reply) => {
+                let _ = reply.send(worker.as_ref().is_some_and(|w| !w.is_unusable()));
             }
         }
     }
