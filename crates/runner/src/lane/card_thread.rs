@@ -249,11 +249,15 @@ mod tests {
     }
 
     fn machine() -> Machine {
+        machine_with(FaultPlan::default())
+    }
+
+    fn machine_with(plan: FaultPlan) -> Machine {
         let dir = tempfile::tempdir().unwrap();
         let cfg = crate::platform::arch_entry(Arch::A5)
             .sim_config(dir.path().join("sim"))
             .with_cards(2);
-        start_run(&cfg, &[0, 1], &FaultPlan::default()).unwrap();
+        start_run(&cfg, &[0, 1], &plan).unwrap();
         let locks = LeaseConfig {
             dir: dir.path().join("locks"),
         };
@@ -375,6 +379,47 @@ mod tests {
         assert_eq!(card.wait(ran).raw, CaseRun::passed());
         let closed = card.close();
         assert!(matches!(card.wait(closed), Some(Ok(_))));
+        card.shutdown();
+    }
+
+    #[test]
+    fn a_card_thread_says_whether_its_worker_can_serve_the_next_case() {
+        let m = machine();
+        let (class, case) = multi_card();
+        let mut card = CardThread::spawn(env(&m, 1), Arc::clone(&m.leases[1])).unwrap();
+        let usable = card.usable();
+        assert!(!card.wait(usable), "no worker built yet");
+        let built = card.init(&class.runtime);
+        card.wait(built).unwrap();
+        let ran = card.run(job(&class, &case));
+        assert_eq!(card.wait(ran).raw, CaseRun::passed());
+        let usable = card.usable();
+        assert!(card.wait(usable), "a passing case leaves it usable: it is kept");
+        let closed = card.close();
+        assert!(matches!(card.wait(closed), Some(Ok(_))));
+        let usable = card.usable();
+        assert!(!card.wait(usable), "closed");
+        card.shutdown();
+    }
+
+    #[test]
+    fn a_worker_a_device_fault_left_unusable_is_not_kept() {
+        let m = machine_with(FaultPlan::parse_for_cards("dev=1:launch_fail@1", 2).unwrap());
+        let (class, case) = multi_card();
+        let mut card = CardThread::spawn(env(&m, 1), Arc::clone(&m.leases[1])).unwrap();
+        let built = card.init(&class.runtime);
+        card.wait(built).unwrap();
+        let ran = card.run(job(&class, &case));
+        let raw = card.wait(ran).raw;
+        assert_eq!(
+            raw.error.as_ref().map(|e| e.class),
+            Some(FailureClass::DeviceRuntime),
+            "{raw:?}"
+        );
+        let usable = card.usable();
+        assert!(!card.wait(usable), "the fault left the runner unusable");
+        let closed = card.close();
+        let _ = card.wait(closed);
         card.shutdown();
     }
 }
