@@ -330,10 +330,19 @@ fn order_on_card(mut units: Vec<PlannedUnit>) -> Vec<PlannedUnit> {
 /// strategy, no improving moves): a plan of 100,000 cases stays a few milliseconds.
 pub const FINE_CASES: usize = 20_000;
 
-/// Up to this many cases every strategy's plan is also [`consolidate`]d (a few dozen trial moves
-/// of whole runtimes, each improved again): the inits it saves are worth its time on a run of a
-/// thousand cases (tens of milliseconds for 480), not on one of twenty thousand.
+/// Up to this many cases the plan is also [`consolidate`]d (at most [`CONSOLIDATE_TRIALS`] trial
+/// moves of whole runtimes, each improved again by a few moves per card): every strategy's plan
+/// when the workload has N-card cases (a card that runs a block pays two inits, so the inits
+/// decide) and is small ([`CONSOLIDATE_EACH`]), else the best one; the inits it saves are worth its time on a run of a thousand
+/// cases, not on one of twenty thousand.
 pub const CONSOLIDATE_CASES: usize = 1_000;
+
+/// Every strategy's plan is consolidated (with N-card cases) while cases times runtimes stay
+/// within this: a trial's cost grows with both, and 60 strategies pay it.
+pub const CONSOLIDATE_EACH: usize = 2_000;
+
+/// The trial moves one consolidation tries at most.
+pub const CONSOLIDATE_TRIALS: usize = 48;
 
 /// The plan for a workload (see the module docs): the best of a few strategies by predicted
 /// makespan (then fewer inits), improved by moves between cards.
@@ -357,20 +366,20 @@ pub fn plan_run(w: &Workload) -> RunPlan {
     } else {
         &[false, true]
     };
-    let mut best: Option<Placed> = None;
+    // Consolidated: every strategy's plan when N-card blocks make the inits count (each card of
+    // a block pays two), else the best plan only.
+    let consolidating = fine && cases <= CONSOLIDATE_CASES;
+    let each = consolidating && !w.multi.is_empty() && cases * w.init_ms.len() <= CONSOLIDATE_EACH;
+    let rounds = 4 * w.cards;
+    let mut plans: Vec<Placed> = Vec::new();
     let mut consider = |mut p: Placed| {
         if fine {
             improve(&mut p.cards, &w.init_ms, 4 * cases.max(1));
-            if cases <= CONSOLIDATE_CASES {
-                consolidate(&mut p.cards, &w.init_ms, 4 * cases.max(1));
-            }
         }
-        let better = best
-            .as_ref()
-            .map_or(true, |b| (p.makespan(), p.inits()) < (b.makespan(), b.inits()));
-        if better {
-            best = Some(p);
+        if each {
+            consolidate(&mut p.cards, &w.init_ms, rounds, CONSOLIDATE_TRIALS);
         }
+        plans.push(p);
     };
     for &cap in &caps {
         for &stack in stacks {
@@ -385,7 +394,13 @@ pub fn plan_run(w: &Workload) -> RunPlan {
             }
         }
     }
-    best.map_or_else(RunPlan::default, Placed::into_plan)
+    let Some(mut best) = plans.into_iter().min_by_key(|p| (p.makespan(), p.inits())) else {
+        return RunPlan::default();
+    };
+    if consolidating && !each {
+        consolidate(&mut best.cards, &w.init_ms, rounds, CONSOLIDATE_TRIALS);
+    }
+    best.into_plan()
 }
 
 mod load;

@@ -131,9 +131,11 @@ fn score(cards: &[CardLoad]) -> (u64, usize) {
 
 /// Fewer runtimes per card: while taking one runtime's units off a card that holds several (onto
 /// the other cards holding that runtime, longest first each to the one that ends first, then
-/// [`improve`]) shortens the run or saves an init without lengthening it, do the best such move.
-/// Once the cards' loads are even, the work is what it is and every init saved is the run's.
-pub(super) fn consolidate(cards: &mut Vec<CardLoad>, init_ms: &[u64], rounds: usize) {
+/// [`improve`] for at most `rounds` moves) shortens the run or saves an init without lengthening
+/// it, do the best such move; `trials` moves tried at most in all. Once the cards' loads are
+/// even, the work is what it is and every init saved is the run's.
+pub(super) fn consolidate(cards: &mut Vec<CardLoad>, init_ms: &[u64], rounds: usize, trials: usize) {
+    let mut left = trials;
     loop {
         let now = score(cards);
         let mut best: Option<((u64, usize), Vec<CardLoad>)> = None;
@@ -142,9 +144,10 @@ pub(super) fn consolidate(cards: &mut Vec<CardLoad>, init_ms: &[u64], rounds: us
                 let holders: Vec<usize> = (0..cards.len())
                     .filter(|&h| h != c && cards[h].holds(r))
                     .collect();
-                if holders.is_empty() {
+                if holders.is_empty() || left == 0 {
                     continue;
                 }
+                left -= 1;
                 let mut trial = cards.clone();
                 let mut moved = Vec::new();
                 while let Some(i) = trial[c].units.iter().position(|u| u.runtime == r) {
