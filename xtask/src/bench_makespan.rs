@@ -14,13 +14,14 @@
 //!
 //! Each run's figures come from its own files: the makespan is the dispatch window (first
 //! assignment to last verdict, `--stats-out`); the lower bound is max((the passing attempts'
-//! durations, a two-card case's counted twice, plus one init of every runtime) / cards, the
+//! durations, a two-card case's counted twice (a case that passed in a lane whose workers span
+//! two cards), plus one init of every runtime) / cards, the
 //! longest case plus its runtime's init), with each runtime's init the median of the run's
 //! worker `built` events' `init_ms`; the inits paid are those `built` events.
 //!
 //! This file owns the configurations and the figures; the runs are `bench_sandbox`'s.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::Duration;
 
@@ -39,28 +40,15 @@ pub struct Settings {
     pub seed: u64,
 }
 
-/// One workload.
+/// One workload (the suite binary's `bench_suite::makespan` builds its cases; xtask never links
+/// the runner).
 #[derive(Debug, Clone, Copy)]
 struct Workload {
     number: u32,
     cards: u32,
-    /// Every this many cases (in suite order, counting from 1) one needs two cards, as the
-    /// suite binary's `bench_suite::makespan` builds it (xtask never links the runner).
-    two_card_every: Option<usize>,
 }
 
-const WORKLOADS: [Workload; 2] = [
-    Workload {
-        number: 1,
-        cards: 4,
-        two_card_every: None,
-    },
-    Workload {
-        number: 2,
-        cards: 8,
-        two_card_every: Some(10),
-    },
-];
+const WORKLOADS: [Workload; 2] = [Workload { number: 1, cards: 4 }, Workload { number: 2, cards: 8 }];
 
 /// One run's figures.
 #[derive(Debug, Clone, Copy)]
@@ -82,18 +70,35 @@ fn figures(run: &RunOut, w: Workload) -> Result<Figures, String> {
         .ok_or("the stats have no window_us")?;
     let mut inits: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
     let mut built = 0;
+    // The cards each lane built workers on, and the lane each case passed in: a case that passed
+    // in a lane of two cards needed two (a multi-card lane runs only multi-card cases).
+    let mut lane_cards: BTreeMap<u32, BTreeSet<u32>> = BTreeMap::new();
+    let mut passed_in: BTreeMap<&str, u32> = BTreeMap::new();
     for e in &run.journal {
-        if let Event::Worker {
-            runtime,
-            action: WorkerAction::Built,
-            init_ms,
-            ..
-        } = e
-        {
-            built += 1;
-            if let Some(ms) = init_ms {
-                inits.entry(runtime.as_str()).or_default().push(*ms);
+        match e {
+            Event::Worker {
+                runtime,
+                action: WorkerAction::Built,
+                init_ms,
+                pid,
+                device,
+                ..
+            } => {
+                built += 1;
+                lane_cards.entry(*pid).or_default().insert(*device);
+                if let Some(ms) = init_ms {
+                    inits.entry(runtime.as_str()).or_default().push(*ms);
+                }
             }
+            Event::CaseFinished {
+                id,
+                pid,
+                outcome: AttemptOutcome::Passed,
+                ..
+            } => {
+                passed_in.insert(id.as_str(), *pid);
+            }
+            _ => {}
         }
     }
     let init_of = |rt: &str| -> u64 {
@@ -106,14 +111,14 @@ fn figures(run: &RunOut, w: Workload) -> Result<Figures, String> {
     let mut work = 0u64;
     let mut longest = 0u64;
     let mut runtimes: Vec<&str> = Vec::new();
-    for (n, c) in run.report.cases.iter().enumerate() {
+    for c in &run.report.cases {
         let Some(a) = c.attempts.iter().find(|a| a.outcome == AttemptOutcome::Passed) else {
             continue;
         };
-        let cards = match w.two_card_every {
-            Some(every) if (n + 1) % every == 0 => 2,
-            _ => 1,
-        };
+        let cards = passed_in
+            .get(c.id.as_str())
+            .and_then(|pid| lane_cards.get(pid))
+            .map_or(1, |d| d.len().max(1) as u64);
         work += a.duration_ms * cards;
         longest = longest.max(a.duration_ms + init_of(&c.runtime));
         if !runtimes.contains(&c.runtime.as_str()) {

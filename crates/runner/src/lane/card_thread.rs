@@ -7,8 +7,9 @@
 //! therefore one card, one thread: the lane's own card is driven from the lane's main thread (its
 //! pool, its standalone and multi-card workers), and every further card a multi-card lane holds is
 //! driven from its [`CardThread`], which builds that card's [`ChipWorker`], runs the case's work on
-//! it (and the post-case health check the job asks for) and closes it (finalize, with the card's lease), each step a request on a channel answered on
-//! a channel of its own.
+//! it (and the post-case health check the job asks for), says whether it is still usable (a
+//! pooled class's next multi-card case reuses it) and closes it (finalize, with the card's lease),
+//! each step a request on a channel answered on a channel of its own.
 //!
 //! This file owns that thread and its requests. It never judges a case, never escalates and never
 //! talks to the dispatcher (the session does). A case body's panic is caught by the executor on
@@ -65,6 +66,8 @@ enum Job {
     Run(Box<RunJob>, Sender<Executed>),
     /// Close the worker.
     Close(Sender<Closed>),
+    /// Whether a worker is built and not marked unusable (kept for the next case).
+    Usable(Sender<bool>),
 }
 
 /// An answer still to come from a card's thread.
@@ -121,6 +124,13 @@ impl CardThread {
     pub fn close(&mut self) -> Pending<Closed> {
         let (tx, rx) = mpsc::channel();
         self.send(Job::Close(tx));
+        Pending(rx)
+    }
+
+    /// Asks the thread whether the card's worker is built and not marked unusable.
+    pub fn usable(&mut self) -> Pending<bool> {
+        let (tx, rx) = mpsc::channel();
+        self.send(Job::Usable(tx));
         Pending(rx)
     }
 
@@ -204,6 +214,9 @@ fn serve(mut env: WorkerEnv, lease: &DeviceLease, inbox: &Receiver<Job>) {
             Job::Close(reply) => {
                 let _ = reply.send(close(&mut worker, lease));
             }
+            Job::Usable(reply) => {
+                let _ = reply.send(worker.as_ref().is_some_and(|w| !w.is_unusable()));
+            }
         }
     }
     if let Some(Err(e)) = close(&mut worker, lease) {
@@ -236,11 +249,15 @@ mod tests {
     }
 
     fn machine() -> Machine {
+        machine_with(FaultPlan::default())
+    }
+
+    fn machine_with(plan: FaultPlan) -> Machine {
         let dir = tempfile::tempdir().unwrap();
         let cfg = crate::platform::arch_entry(Arch::A5)
             .sim_config(dir.path().join("sim"))
             .with_cards(2);
-        start_run(&cfg, &[0, 1], &FaultPlan::default()).unwrap();
+        start_run(&cfg, &[0, 1], &plan).unwrap();
         let locks = LeaseConfig {
             dir: dir.path().join("locks"),
         };
@@ -362,6 +379,47 @@ mod tests {
         assert_eq!(card.wait(ran).raw, CaseRun::passed());
         let closed = card.close();
         assert!(matches!(card.wait(closed), Some(Ok(_))));
+        card.shutdown();
+    }
+
+    #[test]
+    fn a_card_thread_says_whether_its_worker_can_serve_the_next_case() {
+        let m = machine();
+        let (class, case) = multi_card();
+        let mut card = CardThread::spawn(env(&m, 1), Arc::clone(&m.leases[1])).unwrap();
+        let usable = card.usable();
+        assert!(!card.wait(usable), "no worker built yet");
+        let built = card.init(&class.runtime);
+        card.wait(built).unwrap();
+        let ran = card.run(job(&class, &case));
+        assert_eq!(card.wait(ran).raw, CaseRun::passed());
+        let usable = card.usable();
+        assert!(card.wait(usable), "a passing case leaves it usable: it is kept");
+        let closed = card.close();
+        assert!(matches!(card.wait(closed), Some(Ok(_))));
+        let usable = card.usable();
+        assert!(!card.wait(usable), "closed");
+        card.shutdown();
+    }
+
+    #[test]
+    fn a_worker_a_device_fault_left_unusable_is_not_kept() {
+        let m = machine_with(FaultPlan::parse_for_cards("dev=1:launch_fail@1", 2).unwrap());
+        let (class, case) = multi_card();
+        let mut card = CardThread::spawn(env(&m, 1), Arc::clone(&m.leases[1])).unwrap();
+        let built = card.init(&class.runtime);
+        card.wait(built).unwrap();
+        let ran = card.run(job(&class, &case));
+        let raw = card.wait(ran).raw;
+        assert_eq!(
+            raw.error.as_ref().map(|e| e.class),
+            Some(FailureClass::DeviceRuntime),
+            "{raw:?}"
+        );
+        let usable = card.usable();
+        assert!(!card.wait(usable), "the fault left the runner unusable");
+        let closed = card.close();
+        let _ = card.wait(closed);
         card.shutdown();
     }
 }

@@ -10,7 +10,8 @@
 //!
 //! - `session`: the lane's state and main loop: sends each case to its kind's code, applies the
 //!   escalation decisions; `run_case`: a pooled or standalone case (its fixture, its attempt
-//!   judged, the heal applied); `multi`: a multi-card case, one thread per card.
+//!   judged, the heal applied); `multi`: a multi-card case, one thread per card, a pooled class's
+//!   workers kept for its next one (`kept`).
 //! - `case_index`: the lane's suite with its cases found by id in constant time.
 //! - `heal`: step 3 and 4's decisions (keep or retire the pooled worker, escalate or go on), pure
 //!   functions with table tests;
@@ -35,6 +36,7 @@ pub mod escalate;
 pub mod heal;
 mod hooks;
 mod input;
+mod kept;
 mod multi;
 mod output;
 mod post_check;

@@ -7,7 +7,9 @@
 //! first use, retired after a device fault so the next case rebuilds it; a standalone case on a
 //! worker of its own after the pooled one is closed) and `multi` (a multi-card case on a worker
 //! per card, each card's on its own thread: the lane's own card on this thread, the others on
-//! their [`super::card_thread::CardThread`]s, since a driver keeps one current device per thread).
+//! their [`super::card_thread::CardThread`]s, since a driver keeps one current device per thread;
+//! a pooled class's set kept for the next multi-card case of its runtime and width, closed before
+//! any other case).
 //! When a reset is not confirmed, or a (re)build fails with a device error, every remaining
 //! assigned case goes to the poison sink and the lane exits with [`EXIT_NEEDS_FRESH_PROCESS`]. It
 //! never retries a case (the dispatcher does) and never skips one for a legitimate reason (the
@@ -28,6 +30,7 @@ use super::escalate::{self, Remaining};
 use super::heal::{self, Escalation, HealthCheck, Step};
 use super::hooks::{Hooks, Point};
 use super::input::{Answers, Input, Pending, EXIT_ORPHANED};
+use super::kept::KeptMulti;
 use super::output::Marks;
 use super::stamp;
 use crate::case::{Body, Kind, Runtime, Suite};
@@ -50,6 +53,8 @@ pub struct Lane {
     /// The threads driving those cards (one per card, started by the first case that needs it):
     /// a thread drives one card, and this one drives the lane's own.
     pub(super) cards: Vec<CardThread>,
+    /// The last multi-card case's workers, kept for the next one of its runtime and width.
+    pub(super) kept_multi: Option<KeptMulti>,
     pub(super) platform: Platform,
     sink: Option<SinkWriter>,
     out: LaneOut,
@@ -110,6 +115,7 @@ impl Lane {
             lease,
             extra: Vec::new(),
             cards: Vec::new(),
+            kept_multi: None,
             platform: Platform::Sim,
             sink,
             out,
@@ -184,6 +190,13 @@ impl Lane {
                 }
             }
             self.hooks.reach(Point::AfterResult, &last);
+        }
+        if let Some(Step::Escalate(e)) = self.close_kept_multi(heal::CloseAt::AfterCase) {
+            tracing::warn!(
+                device = self.env.device,
+                "closing the multi-card workers at the end: {}",
+                e.reason
+            );
         }
         let runtime = self.pool.runtime().cloned();
         let closed = self.pool.close(&self.lease);
@@ -332,8 +345,12 @@ impl Lane {
                 Step::Next
             }
             _ if case.device_count > 1 => self.run_multi(id, class, case),
-            (_, Kind::Pooled) => self.run_pooled(id, class, case),
-            (_, Kind::Standalone) => self.run_standalone(id, class, case),
+            // One context per card in this process: kept multi-card workers go first.
+            (_, kind) => match self.close_kept_multi(heal::CloseAt::BeforeCase) {
+                Some(step) => step,
+                None if kind == Kind::Pooled => self.run_pooled(id, class, case),
+                None => self.run_standalone(id, class, case),
+            },
         }
     }
 

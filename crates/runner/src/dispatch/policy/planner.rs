@@ -9,237 +9,23 @@
 //!   finish stays within the run's target (it saves an init without lengthening the run);
 //! - splitting: a class longer than the target is cut into pieces (longest cases first, each
 //!   piece under the target), so one class is never the run's tail;
-//! - several targets and strategies are tried (with and without affinity, a few split sizes) and
-//!   the plan with the smallest predicted makespan is kept.
+//! - several targets and strategies are tried (with and without affinity, a few split sizes, and
+//!   one runtime per card: [`place_grouped`]) and the plan with the smallest predicted makespan is kept;
+//! - each strategy's plan is improved by moves of units between cards, and (runs of up to
+//!   [`CONSOLIDATE_CASES`] cases) by taking a runtime off a card that holds several when its
+//!   units fit on the cards holding it: once the loads are even, an init saved is the run's.
 //!
 //! N-card cases are placed first, in blocks: the cases of one runtime and one width run in one
-//! multi-card lane, which builds its workers once (one init per card and block), a block longer
-//! than the strategy's split size cut into pieces as a class is. Each block goes on the N cards
-//! that are free earliest (all of them wait for the last of the N), so the single-card work fills
-//! around them; the dispatcher reserves those cards as the plan has them (EASY backfilling,
-//! `dispatch/state/reserve`).
+//! multi-card lane, which builds its workers once (one init per card and block: the lane keeps a
+//! pooled class's multi-card workers from case to case), a block longer than the strategy's split
+//! size cut into pieces as a class is. Each block goes on the N cards that are free earliest (all
+//! of them wait for the last of the N), or, as another strategy, on the cards of the block of its
+//! width before it (a card that ran a block pays an init again in the regular lane after it, so
+//! blocks kept on few cards save inits); the single-card work fills around them. The dispatcher
+//! reserves those cards as the plan has them (EASY backfilling, `dispatch/state/reserve`).
 //!
 //! This file owns the plan as a pure function of its facts; it never reads a clock, a history or
 //! a queue. The state machine follows what it returns and adapts when reality differs (stealing).
-
-/// One class to plan: its runtime (an index into the init costs) and its cases' estimates.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PlanClass {
-    /// The runtime (index into [`Workload::init_ms`]).
-    pub runtime: usize,
-    /// Its single-card cases: (case index in the run, estimated ms), in suite order.
-    pub cases: Vec<(usize, u64)>,
-}
-
-/// One N-card case to plan.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PlanMulti {
-    /// The case index in the run.
-    pub case: usize,
-    /// The runtime (index into [`Workload::init_ms`]).
-    pub runtime: usize,
-    /// Cards it needs.
-    pub cards: usize,
-    /// Its estimate (ms).
-    pub ms: u64,
-}
-
-/// What the planner plans.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Workload {
-    /// Cards of the run.
-    pub cards: usize,
-    /// The init cost of each runtime (ms).
-    pub init_ms: Vec<u64>,
-    /// The classes.
-    pub classes: Vec<PlanClass>,
-    /// The N-card cases.
-    pub multi: Vec<PlanMulti>,
-}
-
-/// One planned unit: cases of one class (or a piece of it), run in this order on one card.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PlannedUnit {
-    /// The class (index into [`Workload::classes`]).
-    pub class: usize,
-    /// The runtime.
-    pub runtime: usize,
-    /// Case indices, longest first.
-    pub cases: Vec<usize>,
-    /// Their estimated total (ms).
-    pub ms: u64,
-}
-
-/// A block of N-card cases (one runtime, one width) and its place in the plan: one multi-card
-/// lane runs them in this order.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PlannedMulti {
-    /// The cases, longest first.
-    pub cases: Vec<usize>,
-    /// Their estimated total (ms).
-    pub ms: u64,
-    /// The cards it runs on (indices).
-    pub cards: Vec<usize>,
-    /// When it is predicted to start (ms).
-    pub start_ms: u64,
-}
-
-/// The plan.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct RunPlan {
-    /// Per card, its units in order (a runtime's units together, the longest runtime first).
-    pub cards: Vec<Vec<PlannedUnit>>,
-    /// The blocks of N-card cases, in the order they start.
-    pub multi: Vec<PlannedMulti>,
-    /// Predicted wall time (ms).
-    pub makespan_ms: u64,
-    /// Predicted inits.
-    pub inits: usize,
-}
-
-/// The lower bound of any plan's wall time: the work plus one init of every runtime used, over
-/// the cards, and the longest case with its runtime's init.
-pub fn lower_bound(w: &Workload) -> u64 {
-    if w.cards == 0 {
-        return 0;
-    }
-    let mut used = vec![false; w.init_ms.len()];
-    let mut work = 0u64;
-    let mut longest = 0u64;
-    for c in &w.classes {
-        for &(_, ms) in &c.cases {
-            used[c.runtime] = true;
-            work += ms;
-            longest = longest.max(ms + w.init_ms[c.runtime]);
-        }
-    }
-    for m in w.multi.iter().filter(|m| m.cards <= w.cards) {
-        used[m.runtime] = true;
-        work += m.ms * m.cards as u64;
-        longest = longest.max(m.ms + w.init_ms[m.runtime]);
-    }
-    let inits: u64 = used
-        .iter()
-        .zip(&w.init_ms)
-        .filter(|(u, _)| **u)
-        .map(|(_, i)| *i)
-        .sum();
-    ((work + inits).div_ceil(w.cards as u64)).max(longest)
-}
-
-/// A card while planning: its predicted finish, its units, and how many of them each runtime has
-/// (a runtime with any pays one init).
-#[derive(Debug, Clone, Default)]
-struct CardLoad {
-    ms: u64,
-    per_runtime: Vec<usize>,
-    units: Vec<PlannedUnit>,
-}
-
-impl CardLoad {
-    fn new(runtimes: usize) -> Self {
-        CardLoad {
-            ms: 0,
-            per_runtime: vec![0; runtimes],
-            units: Vec::new(),
-        }
-    }
-
-    fn holds(&self, runtime: usize) -> bool {
-        self.per_runtime[runtime] > 0
-    }
-
-    /// Its finish with `u` added.
-    fn cost(&self, u: &PlannedUnit, init_ms: &[u64]) -> u64 {
-        let init = if self.holds(u.runtime) {
-            0
-        } else {
-            init_ms[u.runtime]
-        };
-        self.ms + init + u.ms
-    }
-
-    /// Its finish with its unit `i` taken away.
-    fn without(&self, i: usize, init_ms: &[u64]) -> u64 {
-        let u = &self.units[i];
-        let init = if self.per_runtime[u.runtime] == 1 {
-            init_ms[u.runtime]
-        } else {
-            0
-        };
-        self.ms - u.ms - init
-    }
-
-    fn add(&mut self, u: PlannedUnit, init_ms: &[u64]) {
-        self.ms = self.cost(&u, init_ms);
-        self.per_runtime[u.runtime] += 1;
-        self.units.push(u);
-    }
-
-    fn remove(&mut self, i: usize, init_ms: &[u64]) -> PlannedUnit {
-        self.ms = self.without(i, init_ms);
-        let u = self.units.swap_remove(i);
-        self.per_runtime[u.runtime] -= 1;
-        u
-    }
-
-    /// The init `add` pays for `new` once `gone` (one of its units) is taken away.
-    fn init_after_swap(&self, gone: &PlannedUnit, new: &PlannedUnit, init_ms: &[u64]) -> u64 {
-        let left = self.per_runtime[new.runtime] - usize::from(gone.runtime == new.runtime);
-        if left > 0 {
-            0
-        } else {
-            init_ms[new.runtime]
-        }
-    }
-
-    fn inits(&self) -> usize {
-        self.per_runtime.iter().filter(|&&n| n > 0).count()
-    }
-}
-
-/// Moves that shorten the run: while the last card to finish can give one of its units to
-/// another card (or swap one for a shorter one) so both end before it did, do the best such
-/// move. Bounded by `rounds`.
-fn improve(cards: &mut [CardLoad], init_ms: &[u64], rounds: usize) {
-    for _ in 0..rounds {
-        let Some(top) = (0..cards.len()).max_by_key(|&c| (cards[c].ms, std::cmp::Reverse(c))) else {
-            return;
-        };
-        let end = cards[top].ms;
-        // (new end of the pair, unit on top, other card, unit on the other card for a swap)
-        let mut best: Option<(u64, usize, usize, Option<usize>)> = None;
-        for i in 0..cards[top].units.len() {
-            let u = &cards[top].units[i];
-            let top_without = cards[top].without(i, init_ms);
-            for c in (0..cards.len()).filter(|&c| c != top) {
-                let moved = cards[c].cost(u, init_ms).max(top_without);
-                if moved < end && best.map_or(true, |b| moved < b.0) {
-                    best = Some((moved, i, c, None));
-                }
-                for j in 0..cards[c].units.len() {
-                    let v = &cards[c].units[j];
-                    if v.ms >= u.ms {
-                        continue;
-                    }
-                    let c_end = cards[c].without(j, init_ms) + cards[c].init_after_swap(v, u, init_ms) + u.ms;
-                    let t_end = top_without + cards[top].init_after_swap(u, v, init_ms) + v.ms;
-                    let pair = c_end.max(t_end);
-                    if pair < end && best.map_or(true, |b| pair < b.0) {
-                        best = Some((pair, i, c, Some(j)));
-                    }
-                }
-            }
-        }
-        let Some((_, i, c, swap)) = best else { return };
-        let u = cards[top].remove(i, init_ms);
-        if let Some(j) = swap {
-            let v = cards[c].remove(j, init_ms);
-            cards[top].add(v, init_ms);
-        }
-        cards[c].add(u, init_ms);
-    }
-}
 
 /// Cuts a class into pieces of at most `cap` ms each (longest cases first into the lightest
 /// piece); a class within `cap` stays whole. Each piece's cases keep longest first.
@@ -354,44 +140,13 @@ impl Placed {
 }
 
 /// One strategy: the blocks of N-card cases first (the widest, then the longest, each on the
-/// cards free earliest), then units of at most `cap` ms longest first, each on the card it finishes
+/// cards free earliest, or with `stack` on the cards of the last block of its width), then units of at most `cap` ms longest first, each on the card it finishes
 /// earliest on, or with `affinity` on the earliest card already holding its runtime when that
 /// card still ends within the run so far (or `target`).
-fn place(w: &Workload, cap: u64, affinity: bool, target: u64) -> Placed {
-    let runtimes = w.init_ms.len();
-    let mut cards = vec![CardLoad::new(runtimes); w.cards];
-    let mut multi = Vec::new();
-    let mut multi_inits = 0;
-    for b in multi_blocks(w, cap) {
-        let mut order: Vec<usize> = (0..w.cards).collect();
-        order.sort_by_key(|&c| (cards[c].ms, c));
-        let chosen: Vec<usize> = order[..b.cards].to_vec();
-        let start = chosen.iter().map(|&c| cards[c].ms).max().unwrap_or(0);
-        // A block is a lane of its own: it builds its workers once, one init on each card.
-        for &c in &chosen {
-            cards[c].ms = start + w.init_ms[b.runtime] + b.ms;
-        }
-        multi_inits += chosen.len();
-        multi.push(PlannedMulti {
-            cases: b.cases,
-            ms: b.ms,
-            cards: chosen,
-            start_ms: start,
-        });
-    }
-    let mut units: Vec<PlannedUnit> = w
-        .classes
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| !c.cases.is_empty())
-        .flat_map(|(i, c)| pieces(i, c, cap))
-        .collect();
-    units.sort_by(|a, b| {
-        b.ms.cmp(&a.ms)
-            .then(a.class.cmp(&b.class))
-            .then(a.cases.cmp(&b.cases))
-    });
-    for u in units {
+fn place(w: &Workload, cap: u64, affinity: bool, target: u64, stack: bool) -> Placed {
+    let mut placed = place_blocks(w, cap, stack);
+    let cards = &mut placed.cards;
+    for u in units_of(w, cap) {
         let best = (0..w.cards)
             .min_by_key(|&c| (cards[c].cost(&u, &w.init_ms), c))
             .expect("at least one card");
@@ -409,11 +164,127 @@ fn place(w: &Workload, cap: u64, affinity: bool, target: u64) -> Placed {
         }
         cards[pick].add(u, &w.init_ms);
     }
+    placed
+}
+
+/// The blocks of N-card cases placed (see [`place`]), the cards' loads what they leave.
+fn place_blocks(w: &Workload, cap: u64, stack: bool) -> Placed {
+    let runtimes = w.init_ms.len();
+    let mut cards = vec![CardLoad::new(runtimes); w.cards];
+    let mut multi: Vec<PlannedMulti> = Vec::new();
+    let mut multi_inits = 0;
+    for b in multi_blocks(w, cap) {
+        let mut order: Vec<usize> = (0..w.cards).collect();
+        order.sort_by_key(|&c| (cards[c].ms, c));
+        let chosen: Vec<usize> = match multi.iter().rev().find(|m| m.cards.len() == b.cards) {
+            // Stacked: after the last block of its width, on the same cards.
+            Some(last) if stack => last.cards.clone(),
+            _ => order[..b.cards].to_vec(),
+        };
+        let start = chosen.iter().map(|&c| cards[c].ms).max().unwrap_or(0);
+        // A block is a lane of its own: it builds its workers once, one init on each card.
+        for &c in &chosen {
+            cards[c].ms = start + w.init_ms[b.runtime] + b.ms;
+        }
+        multi_inits += chosen.len();
+        multi.push(PlannedMulti {
+            cases: b.cases,
+            ms: b.ms,
+            cards: chosen,
+            start_ms: start,
+        });
+    }
     Placed {
         cards,
         multi,
         multi_inits,
     }
+}
+
+/// The single-card units: every class in pieces of at most `cap` ms, longest first.
+fn units_of(w: &Workload, cap: u64) -> Vec<PlannedUnit> {
+    let mut units: Vec<PlannedUnit> = w
+        .classes
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| !c.cases.is_empty())
+        .flat_map(|(i, c)| pieces(i, c, cap))
+        .collect();
+    units.sort_by(|a, b| {
+        b.ms.cmp(&a.ms)
+            .then(a.class.cmp(&b.class))
+            .then(a.cases.cmp(&b.cases))
+    });
+    units
+}
+
+/// The grouped strategy's splits of the cards among the runtimes tried at most (runtimes to the
+/// power of cards); above it the strategy is not tried.
+pub const MAX_SPLITS: u64 = 20_000;
+
+/// The grouped strategy: every card holds one runtime. Once the blocks of N-card cases are
+/// placed, the cards are split into one group per runtime, the split whose groups, each sharing
+/// its runtime's work evenly after its cards' blocks and one init each, end earliest (every split
+/// is tried while there are at most [`MAX_SPLITS`]); then each runtime's units go, longest first,
+/// to the card of its group that ends first. Every card then pays one init in its regular lane,
+/// the fewest a run whose every card works can pay; the moves then even out what the split left
+/// uneven. `None` when it does not apply (fewer cards than
+/// runtimes with work, too many splits to try).
+fn place_grouped(w: &Workload, cap: u64, stack: bool) -> Option<Placed> {
+    let mut placed = place_blocks(w, cap, stack);
+    let units = units_of(w, cap);
+    let mut work = vec![0u64; w.init_ms.len()];
+    for u in &units {
+        work[u.runtime] += u.ms;
+    }
+    let used: Vec<usize> = (0..work.len()).filter(|&r| work[r] > 0).collect();
+    let (n, k) = (w.cards, used.len());
+    if k < 2 || k > n || (k as u64).checked_pow(u32::try_from(n).ok()?)? > MAX_SPLITS {
+        return None;
+    }
+    let offsets: Vec<u64> = placed.cards.iter().map(|c| c.ms).collect();
+    // Card c's group is split[c] (an index into `used`); counted like an odometer.
+    let mut split = vec![0usize; n];
+    let mut best: Option<(u64, Vec<usize>)> = None;
+    'splits: loop {
+        let mut sum = vec![0u64; k];
+        let mut count = vec![0u64; k];
+        for c in 0..n {
+            sum[split[c]] += offsets[c] + w.init_ms[used[split[c]]];
+            count[split[c]] += 1;
+        }
+        if count.iter().all(|&x| x > 0) {
+            let end = (0..k)
+                .map(|g| (work[used[g]] + sum[g]).div_ceil(count[g]))
+                .max()
+                .unwrap_or(0);
+            if best.as_ref().map_or(true, |b| end < b.0) {
+                best = Some((end, split.clone()));
+            }
+        }
+        let mut i = 0;
+        loop {
+            if i == n {
+                break 'splits;
+            }
+            split[i] += 1;
+            if split[i] < k {
+                break;
+            }
+            split[i] = 0;
+            i += 1;
+        }
+    }
+    let (_, split) = best?;
+    let cards = &mut placed.cards;
+    for u in units {
+        let g = used.iter().position(|&r| r == u.runtime)?;
+        let c = (0..n)
+            .filter(|&c| split[c] == g)
+            .min_by_key(|&c| (cards[c].cost(&u, &w.init_ms), c))?;
+        cards[c].add(u, &w.init_ms);
+    }
+    Some(placed)
 }
 
 /// A card's units of one class joined into one (its cases longest first, as the estimates had
@@ -459,6 +330,20 @@ fn order_on_card(mut units: Vec<PlannedUnit>) -> Vec<PlannedUnit> {
 /// strategy, no improving moves): a plan of 100,000 cases stays a few milliseconds.
 pub const FINE_CASES: usize = 20_000;
 
+/// Up to this many cases the plan is also [`consolidate`]d (at most [`CONSOLIDATE_TRIALS`] trial
+/// moves of whole runtimes, each improved again by a few moves per card): every strategy's plan
+/// when the workload has N-card cases (a card that runs a block pays two inits, so the inits
+/// decide) and is small ([`CONSOLIDATE_EACH`]), else the best one; the inits it saves are worth its time on a run of a thousand
+/// cases, not on one of twenty thousand.
+pub const CONSOLIDATE_CASES: usize = 1_000;
+
+/// Every strategy's plan is consolidated (with N-card cases) while cases times runtimes stay
+/// within this: a trial's cost grows with both, and 60 strategies pay it.
+pub const CONSOLIDATE_EACH: usize = 2_000;
+
+/// The trial moves one consolidation tries at most.
+pub const CONSOLIDATE_TRIALS: usize = 48;
+
 /// The plan for a workload (see the module docs): the best of a few strategies by predicted
 /// makespan (then fewer inits), improved by moves between cards.
 pub fn plan_run(w: &Workload) -> RunPlan {
@@ -473,26 +358,55 @@ pub fn plan_run(w: &Workload) -> RunPlan {
     if fine {
         caps.push(1);
     }
-    let mut best: Option<Placed> = None;
-    for cap in caps {
-        for affinity in [true, false] {
-            for slack in [100u64, 103, 106] {
-                let target = lb.saturating_mul(slack) / 100;
-                let mut p = place(w, cap.max(1), affinity, target);
-                if fine {
-                    improve(&mut p.cards, &w.init_ms, 4 * cases.max(1));
+    // N-card blocks spread over the cards free first, or stacked on the same cards (each card
+    // of a block pays an init in the block's lane and another in the regular lane after it:
+    // fewer cards in blocks, fewer inits).
+    let stacks: &[bool] = if w.multi.is_empty() {
+        &[false]
+    } else {
+        &[false, true]
+    };
+    // Consolidated: every strategy's plan when N-card blocks make the inits count (each card of
+    // a block pays two), else the best plan only.
+    let consolidating = fine && cases <= CONSOLIDATE_CASES;
+    let each = consolidating && !w.multi.is_empty() && cases * w.init_ms.len() <= CONSOLIDATE_EACH;
+    let rounds = 4 * w.cards;
+    let mut plans: Vec<Placed> = Vec::new();
+    let mut consider = |mut p: Placed| {
+        if fine {
+            improve(&mut p.cards, &w.init_ms, 4 * cases.max(1));
+        }
+        if each {
+            consolidate(&mut p.cards, &w.init_ms, rounds, CONSOLIDATE_TRIALS);
+        }
+        plans.push(p);
+    };
+    for &cap in &caps {
+        for &stack in stacks {
+            for affinity in [true, false] {
+                for slack in [100u64, 103, 106] {
+                    let target = lb.saturating_mul(slack) / 100;
+                    consider(place(w, cap.max(1), affinity, target, stack));
                 }
-                let better = best
-                    .as_ref()
-                    .map_or(true, |b| (p.makespan(), p.inits()) < (b.makespan(), b.inits()));
-                if better {
-                    best = Some(p);
-                }
+            }
+            if let Some(p) = place_grouped(w, cap.max(1), stack) {
+                consider(p);
             }
         }
     }
-    best.map_or_else(RunPlan::default, Placed::into_plan)
+    let Some(mut best) = plans.into_iter().min_by_key(|p| (p.makespan(), p.inits())) else {
+        return RunPlan::default();
+    };
+    if consolidating && !each {
+        consolidate(&mut best.cards, &w.init_ms, rounds, CONSOLIDATE_TRIALS);
+    }
+    best.into_plan()
 }
 
+mod load;
+mod model;
 #[cfg(test)]
 mod tests;
+
+use load::{consolidate, improve, CardLoad};
+pub use model::{lower_bound, PlanClass, PlanMulti, PlannedMulti, PlannedUnit, RunPlan, Workload};

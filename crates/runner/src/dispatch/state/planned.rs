@@ -1,8 +1,8 @@
 //! `--order smart`: the run's queue turned into a plan per card before the first hand-out, from
 //! the duration history's estimates ([`Estimates`]) and [`crate::dispatch::policy::planner`].
 //!
-//! The N-card cases are planned too, in blocks (one runtime, one width) that each reserve their
-//! cards when they come free (`reserve`); the queue of N-card cases follows the plan's blocks.
+//! The N-card cases are planned too, in blocks (one runtime, one width) that each reserve the
+//! cards the plan has them on (`reserve`); the queue of N-card cases follows the plan's blocks.
 //!
 //! This file only gathers the planner's facts from the queue and gives its answer to
 //! [`Work::follow_plan`]; the hand-out then follows it (`handout`), stealing when a card runs
@@ -97,14 +97,18 @@ impl Work {
         self.set_init_history(&est.init_ms);
         // The N-card cases the run's cards cannot hold are not in the plan (they are skipped
         // before the run): they keep their place after the blocks.
-        let mut blocks: Vec<Vec<usize>> = plan.multi.iter().map(|m| m.cases.clone()).collect();
-        let planned: Vec<usize> = blocks.iter().flatten().copied().collect();
+        let mut blocks: Vec<(Vec<usize>, Option<Vec<usize>>)> = plan
+            .multi
+            .iter()
+            .map(|m| (m.cases.clone(), Some(m.cards.clone())))
+            .collect();
+        let planned: Vec<usize> = blocks.iter().flat_map(|b| b.0.iter().copied()).collect();
         let rest: Vec<usize> = self
             .multi_queued()
             .into_iter()
             .filter(|i| !planned.contains(i))
             .collect();
-        blocks.push(rest);
+        blocks.push((rest, None));
         self.follow_multi_plan(blocks);
         plan
     }

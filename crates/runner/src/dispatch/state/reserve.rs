@@ -1,6 +1,7 @@
 //! N-card cases without a phase (issue 23 item 3): EASY backfilling. The next unit of N-card
-//! cases (a planned block, a class's, a retry) reserves the N healthy cards predicted to come
-//! free first (by the estimates of what their lanes still hold); the lanes on the other cards
+//! cases (a planned block, a class's, a retry) reserves the cards the plan has it on (a planned
+//! block whose cards are all healthy), else the N healthy cards predicted to come free first (by
+//! the estimates of what their lanes still hold); the lanes on the other cards
 //! take work as ever, and a lane on a reserved card takes only work that ends, by the estimates,
 //! before the last reserved card comes free (the reservation's start), so backfilling never
 //! delays it. Once every reserved card holds nothing its regular lane is closed, and once every
@@ -99,11 +100,21 @@ impl DispatchState {
             self.abandon(cases, &reason);
             return true;
         }
-        // The cards free first; a card no lane holds before one a lane is starting on.
-        healthy.sort_by_key(|&c| (self.busy_ms(c), self.card_held(c), c));
-        healthy.truncate(need);
-        healthy.sort_unstable();
-        self.reservation = Some(healthy);
+        // The cards the plan has the unit on while they are all healthy (the planner weighed
+        // which cards a block takes: the inits its lane and the lanes after it pay); else the
+        // cards free first, a card no lane holds before one a lane is starting on.
+        let planned = self
+            .work
+            .next_multi_planned_cards()
+            .filter(|p| p.len() == need && p.iter().all(|c| healthy.contains(c)))
+            .map(<[usize]>::to_vec);
+        let mut cards = planned.unwrap_or_else(|| {
+            healthy.sort_by_key(|&c| (self.busy_ms(c), self.card_held(c), c));
+            healthy.truncate(need);
+            healthy
+        });
+        cards.sort_unstable();
+        self.reservation = Some(cards);
         false
     }
 

@@ -28,6 +28,9 @@ pub struct Work {
     /// The N-card cases, in units (a class's, a planned block, a retry), in the order they
     /// reserve their cards.
     multi: VecDeque<Unit>,
+    /// `--order smart`: the cards (indices) the plan has a block of N-card cases on, by the
+    /// block's first case; a unit without any (a retry, a class's) takes the cards free first.
+    multi_cards: FxHashMap<usize, Vec<usize>>,
     /// Each case's estimated duration (ms), from the duration history; empty without a plan.
     est: Vec<u64>,
     /// The runtimes' names; a case's `runtime` is an index of it.
@@ -314,18 +317,30 @@ impl Work {
         self.multi.iter().flat_map(|u| u.cases.iter().copied()).collect()
     }
 
-    /// The waiting N-card cases in these blocks (the planner's, in the order they start): the
-    /// same cases.
-    pub fn follow_multi_plan(&mut self, blocks: Vec<Vec<usize>>) {
+    /// The waiting N-card cases in these blocks (the planner's, in the order they start, each
+    /// with the cards it is planned on, if any): the same cases.
+    pub fn follow_multi_plan(&mut self, blocks: Vec<(Vec<usize>, Option<Vec<usize>>)>) {
         debug_assert_eq!(
-            blocks.iter().map(Vec::len).sum::<usize>(),
+            blocks.iter().map(|b| b.0.len()).sum::<usize>(),
             self.multi_queued().len()
         );
+        self.multi_cards.clear();
         self.multi = blocks
             .into_iter()
-            .filter(|b| !b.is_empty())
-            .map(|cases| Unit { cases })
+            .filter(|b| !b.0.is_empty())
+            .map(|(cases, cards)| {
+                if let Some(cards) = cards {
+                    self.multi_cards.insert(cases[0], cards);
+                }
+                Unit { cases }
+            })
             .collect();
+    }
+
+    /// The cards the next unit of N-card cases is planned on (`None`: no plan for it).
+    pub fn next_multi_planned_cards(&self) -> Option<&[usize]> {
+        let first = self.multi.front()?.cases.first()?;
+        self.multi_cards.get(first).map(Vec::as_slice)
     }
 
     /// Takes the next unit of N-card cases whole (`pool`: one lane runs a block).

@@ -253,3 +253,72 @@ fn the_plan_is_deterministic() {
     let w = lognormal(7, 4, 3, 24, 240);
     assert_eq!(plan_run(&w), plan_run(&w));
 }
+
+/// The bench's second workload: [`lognormal`] on 8 cards with every tenth case (in suite order)
+/// needing two cards, as `bench_suite::makespan` builds it.
+fn lognormal_two_card(seed: u64) -> Workload {
+    let mut w = lognormal(seed, 8, 3, 48, 480);
+    let mut n = 0;
+    for c in &mut w.classes {
+        let runtime = c.runtime;
+        let mut single = Vec::new();
+        for &(case, ms) in &c.cases {
+            n += 1;
+            if n % 10 == 0 {
+                w.multi.push(PlanMulti {
+                    case,
+                    runtime,
+                    cards: 2,
+                    ms,
+                });
+            } else {
+                single.push((case, ms));
+            }
+        }
+        c.cases = single;
+    }
+    w
+}
+
+/// Workload 2's failure shape (issue 23): with its blocks spread and several cards walking two
+/// runtimes, the plan came to 1.11 to 1.13 of the lower bound (16 or 17 inits), over the bench's
+/// 1.12 on most seeds. Every card that runs a block pays an init in the block's lane and another
+/// in its regular lane after it, so 14 inits (6 + 8) are the least these runs can pay against the
+/// bound's 3: about 1.09 of it.
+#[test]
+fn two_card_cases_in_blocks_stay_near_their_floor() {
+    let mut sum = 0.0;
+    for seed in 0..10 {
+        let w = lognormal_two_card(seed);
+        let p = plan_run(&w);
+        check_complete(&w, &p);
+        let lb = lower_bound(&w);
+        let ratio = p.makespan_ms as f64 / lb as f64;
+        sum += ratio;
+        assert!(
+            ratio <= 1.121,
+            "seed {seed}: {} / {lb} = {ratio:.3}",
+            p.makespan_ms
+        );
+        assert!(p.inits <= 16, "seed {seed}: {} inits", p.inits);
+        let blocks: usize = p.multi.iter().map(|m| m.cases.len()).sum();
+        assert_eq!(blocks, 48, "seed {seed}: every two-card case in a block");
+        assert!(
+            p.multi.len() <= 3,
+            "seed {seed}: a block per runtime at most, each paying an init per card: {}",
+            p.multi.len()
+        );
+    }
+    assert!(sum / 10.0 <= 1.113, "mean ratio {:.3}", sum / 10.0);
+}
+
+#[test]
+fn one_runtime_per_card_when_the_work_splits_evenly_among_the_cards() {
+    // Three runtimes, six cards, each runtime 2,000 ms of 100 ms cases: two cards each, one
+    // init each (the other strategies may give a card two runtimes for the same makespan).
+    let w = workload(6, vec![300; 3], vec![vec![100; 20]; 3]);
+    let p = plan_run(&w);
+    check_complete(&w, &p);
+    assert_eq!(p.inits, 6);
+    assert_eq!(p.makespan_ms, 1300);
+}

@@ -155,6 +155,19 @@ impl Sim {
         sim
     }
 
+    /// [`Sim::planned`] with the N-card cases in these planned blocks (cases, the cards the
+    /// plan has them on).
+    pub fn planned_multi(
+        suite: &Suite,
+        cards: usize,
+        plan: Vec<Vec<(Vec<usize>, u64)>>,
+        blocks: Vec<(Vec<usize>, Option<Vec<usize>>)>,
+    ) -> Self {
+        let mut sim = Self::planned(suite, cards, plan);
+        sim.state.work.follow_multi_plan(blocks);
+        sim
+    }
+
     /// Feeds `event` at `ms`; the actions, rendered.
     pub fn at(&mut self, ms: u64, event: Event) -> Vec<String> {
         let actions = self.state.handle(event, Duration::from_millis(ms));

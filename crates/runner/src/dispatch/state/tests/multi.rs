@@ -35,3 +35,25 @@ fn a_card_a_multi_card_lane_cannot_init_twice_is_quarantined_and_its_cases_end_f
         (2,  exited(0, escalated),      &["lane_exited card0 pid 100 (exit 75)", "spawn 1 multi on 0,1"]),
     ]);
 }
+
+#[test]
+fn a_planned_block_reserves_the_cards_the_plan_has_it_on() {
+    // Two blocks planned one after the other on cards 2 and 3 (the planner stacks them there
+    // to save the inits another pair of cards would pay); cards 0 and 1 run A.
+    let plan = vec![vec![(vec![0], 10)], Vec::new(), Vec::new(), Vec::new()];
+    let blocks = vec![(vec![1], Some(vec![2, 3])), (vec![2], Some(vec![2, 3]))];
+    let mut sim = Sim::planned_multi(&suite_with_multi(), 4, plan, blocks);
+    #[rustfmt::skip]
+    sim.table(vec![
+        // The first block's cards are free: its lane goes first, on them. The second block waits
+        // for the same cards (free cards 0 and 1 would do at once): they get regular lanes.
+        (0,  begin(),                   &["spawn 0 multi on 2,3"]),
+        (0,  spawned(0, 100),           &["lane_started card2 pid 100", "run 0: M::m1", "spawn 1 regular on 0", "spawn 2 regular on 1"]),
+        (0,  spawned(1, 101),           &["lane_started card0 pid 101"]),
+        (0,  spawned(2, 102),           &["lane_started card1 pid 102", "run 1: A::x"]),
+        (1,  started(0, "M::m1"),       &["started M::m1 card2 #1"]),
+        (2,  passed(0, "M::m1"),        &["finished M::m1 card2 #1 passed", "close 0"]),
+        // Its lane gone, the second block's lane starts on cards 2 and 3.
+        (3,  exited(0, exit(0)),        &["lane_exited card2 pid 100 (exit 0)", "spawn 3 multi on 2,3"]),
+    ]);
+}
