@@ -121,9 +121,14 @@ class Lane:
             if cases is None:
                 return 0
             for i, case in enumerate(cases):
-                if self.closed.is_set() or self.out_of_service:
-                    why = "the card needs service" if self.out_of_service else "the dispatcher is gone"
-                    sys.stderr.write(f"the channel closed with {len(cases) - i} case(s) pending: {why}; exiting\n")
+                pending = len(cases) - i
+                if self.out_of_service:
+                    sys.stderr.write(
+                        f"the card reported a hardware fault: {pending} case(s) pending go back to the dispatcher; exiting\n"
+                    )
+                    return 0
+                if self.closed.is_set():
+                    sys.stderr.write(f"the channel closed with {pending} case(s) pending: the dispatcher is gone; exiting\n")
                     return 0
                 esc = self.run_one(case, cases[i + 1] if i + 1 < len(cases) else None)
                 if esc is not None:
