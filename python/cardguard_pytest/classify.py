@@ -16,8 +16,9 @@ USAGE = "usage"
 CLASSES = (DEVICE, RESULT, INFRA, USAGE)
 
 
-class DeviceErrorsError(pytest.UsageError):
-    """A ``cardguard_device_errors`` entry that names no exception type."""
+def _bad_entry(text: str) -> pytest.UsageError:
+    """A ``cardguard_device_errors`` entry that names no exception type: a usage error."""
+    return pytest.UsageError(text)
 
 
 def load_types(names: list[str]) -> tuple[type[BaseException], ...]:
@@ -25,13 +26,13 @@ def load_types(names: list[str]) -> tuple[type[BaseException], ...]:
     for name in names:
         mod, _, attr = name.rpartition(".")
         if not mod:
-            raise DeviceErrorsError(f"cardguard_device_errors: {name!r} is not module.Type")
+            raise _bad_entry(f"cardguard_device_errors: {name!r} is not module.Type")
         try:
             t = getattr(importlib.import_module(mod), attr)
         except (ImportError, AttributeError) as e:
-            raise DeviceErrorsError(f"cardguard_device_errors: {name!r}: {e}") from None
+            raise _bad_entry(f"cardguard_device_errors: {name!r}: {e}") from None
         if not (isinstance(t, type) and issubclass(t, BaseException)):
-            raise DeviceErrorsError(f"cardguard_device_errors: {name!r} is not an exception type")
+            raise _bad_entry(f"cardguard_device_errors: {name!r} is not an exception type")
         out.append(t)
     return tuple(out)
 

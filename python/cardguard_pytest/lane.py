@@ -223,14 +223,21 @@ class Lane:
         post: bool = False,
         code: Optional[int] = None,
     ) -> None:
-        error = None
+        error: Optional[dict[str, Any]] = None
         if outcome != "passed":
             # A declared code is CANN's (ACL numbering): the dispatcher names the fault by it and
             # takes a card with a hardware code out at once.
             wire_code = None if code is None else {"space": "acl", "raw": code}
-            error = {"class": cls or classify.RESULT, "call": None, "code": wire_code, "name": None, "message": msg}
+            failure: dict[str, Any] = {
+                "class": cls or classify.RESULT,
+                "call": None,
+                "code": wire_code,
+                "name": None,
+                "message": msg,
+            }
             if post:
-                error["post_case_check"] = True
+                failure["post_case_check"] = True
+            error = failure
         self.chan.send("finished", case=case, outcome=outcome, duration_us=dur, error=error, mark=self.marks.mark())
 
     def escalate(self, reason: str, remaining: list[str]) -> None:
@@ -254,7 +261,7 @@ class Lane:
         self.chan.send("escalating", reason=reason, cases=len(remaining) if self.sink else 0)
 
 
-def judge(item: pytest.Item, reports: list) -> tuple[str, Optional[str], str]:
+def judge(item: pytest.Item, reports: list[pytest.TestReport]) -> tuple[str, Optional[str], str]:
     """The attempt's outcome, failure class and message from pytest's reports."""
     for r in reports:
         if r.failed:
@@ -269,7 +276,7 @@ def judge(item: pytest.Item, reports: list) -> tuple[str, Optional[str], str]:
     return "passed", None, ""
 
 
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list) -> None:
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     # Nothing is deselected: the dispatcher chooses.
     return None
 

@@ -14,7 +14,7 @@ from cardguard_pytest import classify, hooks
 from cardguard_pytest.pool import Pool
 
 _POOL = pytest.StashKey[Pool]()
-_TYPES = pytest.StashKey[tuple]()
+_TYPES = pytest.StashKey[tuple[type[BaseException], ...]]()
 CLASS = pytest.StashKey[str]()
 CODE = pytest.StashKey[int]()
 
@@ -55,7 +55,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         pool.retire_all()
 
 
-def device_types(config: pytest.Config) -> tuple:
+def device_types(config: pytest.Config) -> tuple[type[BaseException], ...]:
     return config.stash[_TYPES]
 
 
@@ -70,7 +70,7 @@ def cardguard_pool(request: pytest.FixtureRequest) -> Pool:
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Generator[None, Any, None]:
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
     outcome = yield
     rep = outcome.get_result()
     if call.excinfo is None or not rep.failed:
@@ -88,9 +88,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Gener
 def forget_attempt(item: pytest.Item) -> None:
     """Drops what an earlier run of ``item`` left in its stash (a lane runs a retried item
     again): each attempt is judged on its own failure."""
-    for key in (CLASS, CODE):
-        if key in item.stash:
-            del item.stash[key]
+    if CLASS in item.stash:
+        del item.stash[CLASS]
+    if CODE in item.stash:
+        del item.stash[CODE]
 
 
 def code_of(item: pytest.Item) -> Optional[int]:

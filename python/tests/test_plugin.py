@@ -4,6 +4,7 @@ declaration and the classify hook, the healed pool."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -38,7 +39,7 @@ def test_w():
 """
 
 
-def collect(pytester: pytest.Pytester) -> list[dict]:
+def collect(pytester: pytest.Pytester) -> list[dict[str, Any]]:
     pytester.makepyfile(test_mod=SUITE)
     out = pytester.path / "items.jsonl"
     pytester._monkeypatch.setenv("CARDGUARD_COLLECT_OUT", str(out))

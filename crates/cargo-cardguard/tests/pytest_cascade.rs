@@ -6,8 +6,8 @@
 //! 0's worker the trigger and every later device test fail, card 1's passes everything; cardguard
 //! contains it (the trigger flaky, every other test passed, no test skipped).
 //!
-//! The interpreter is `CARDGUARD_TEST_PYTHON` (default `python3`), with pytest, pytest-xdist and
-//! setuptools (>= 70.1) installed: `.ci/run` makes that venv. `pytest-cardguard` is installed
+//! The interpreter is `CARDGUARD_TEST_PYTHON` (default `python3`), with pytest, pytest-xdist,
+//! setuptools (>= 70.1) and mypy installed: `.ci/run` makes that venv. `pytest-cardguard` is installed
 //! once per test process with pip from a copy of `./python` into a temp dir put first on
 //! `PYTHONPATH`, so the repository is never written and the plugin tested is this checkout's.
 //! Every setting reaches the processes through their own environment (a sandbox per test: sim
@@ -349,6 +349,33 @@ fn the_plugins_own_pytest_tests_pass() {
         "{}",
         text(&out)
     );
+}
+
+/// The plugin's types hold: `mypy --strict` over the plugin and its tests, when the interpreter
+/// has mypy (`.ci/run` installs it; without it the test says so and passes). Its cache goes to a
+/// temp dir, so the repository is never written.
+#[test]
+fn the_plugin_passes_mypy_strict() {
+    let has_mypy = Command::new(python())
+        .args(["-c", "import mypy"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_mypy {
+        eprintln!(
+            "mypy is not installed for {}: the plugin's types were not checked (.ci/run installs it)",
+            python()
+        );
+        return;
+    }
+    let cache = tempfile::tempdir().unwrap();
+    let out = Command::new(python())
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python"))
+        .args(["-m", "mypy", "--strict", "--cache-dir"])
+        .arg(cache.path())
+        .args(["cardguard_pytest", "tests"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
 }
 
 /// `cardguard pytest` of the example on cards 0-2 with `plan`: its exit code and report.
