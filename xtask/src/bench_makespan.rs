@@ -167,26 +167,7 @@ pub fn makespan(
                     r + 1
                 ))?;
                 let spec = RunSpec {
-                    args: [
-                        "--arch",
-                        "a5",
-                        "--suite",
-                        "makespan",
-                        "--bench-seed",
-                        &s.seed.to_string(),
-                        "--bench-workload",
-                        &wl.number.to_string(),
-                        "--device-num",
-                        &wl.cards.to_string(),
-                        "--faults",
-                        &format!("dev=*:init_delay_ms={}", s.init_delay_ms),
-                        "--order",
-                        order,
-                        "--history",
-                        &history.display().to_string(),
-                    ]
-                    .map(String::from)
-                    .to_vec(),
+                    args: run_args(s, wl.number, wl.cards, order, &history, None),
                     cards: wl.cards,
                     timeouts_ms: None,
                 };
@@ -243,6 +224,42 @@ pub fn makespan(
     Ok(ratios)
 }
 
+/// The suite binary's arguments for one run of workload `number` on `cards` cards with
+/// `--order order`, reading and writing `history`, and `--partition` when given.
+fn run_args(
+    s: Settings,
+    number: u32,
+    cards: u32,
+    order: &str,
+    history: &Path,
+    partition: Option<&str>,
+) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "--arch",
+        "a5",
+        "--suite",
+        "makespan",
+        "--bench-seed",
+        &s.seed.to_string(),
+        "--bench-workload",
+        &number.to_string(),
+        "--device-num",
+        &cards.to_string(),
+        "--faults",
+        &format!("dev=*:init_delay_ms={}", s.init_delay_ms),
+        "--order",
+        order,
+        "--history",
+        &history.display().to_string(),
+    ]
+    .map(String::from)
+    .to_vec();
+    if let Some(p) = partition {
+        args.extend(["--partition".to_owned(), p.to_owned()]);
+    }
+    args
+}
+
 /// The fleet's hosts: partitions of workload 1.
 const FLEET_HOSTS: u32 = 4;
 
@@ -264,29 +281,9 @@ fn fleet_partitions(
         writeln!(log, "fleet --partition {by}:{k}/{FLEET_HOSTS}").map_err(|e| e.to_string())?;
         let copy = copies.path().join(format!("history-{k}.json"));
         std::fs::copy(history, &copy).map_err(|e| format!("cannot copy {}: {e}", history.display()))?;
+        let partition = format!("{by}:{k}/{FLEET_HOSTS}");
         let spec = RunSpec {
-            args: [
-                "--arch",
-                "a5",
-                "--suite",
-                "makespan",
-                "--bench-seed",
-                &s.seed.to_string(),
-                "--bench-workload",
-                "1",
-                "--device-num",
-                "1",
-                "--faults",
-                &format!("dev=*:init_delay_ms={}", s.init_delay_ms),
-                "--order",
-                "smart",
-                "--partition",
-                &format!("{by}:{k}/{FLEET_HOSTS}"),
-                "--history",
-                &copy.display().to_string(),
-            ]
-            .map(String::from)
-            .to_vec(),
+            args: run_args(s, 1, 1, "smart", &copy, Some(&partition)),
             cards: 1,
             timeouts_ms: None,
         };

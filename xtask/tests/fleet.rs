@@ -22,10 +22,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use cardguard_archive::unpack;
 use fleet_support::{
-    build_cargo_cardguard, cargo_shim, host_env, outcomes, run_job, scalar, Artifacts, Context, JobEnv,
-    Workflow,
+    build_cargo_cardguard, cargo_shim, host_env, outcomes, run_job, scalar, unpartitioned_run, Artifacts,
+    Context, JobEnv, Workflow,
 };
 
 const WORKFLOW: &str = "ci/github/onboard-fleet.yml";
@@ -244,32 +243,14 @@ fn three_partitions_merged_equal_an_unpartitioned_run() {
     let first = run_workflow(&wf, t, "first", &cache, &cargo_cardguard);
 
     // The same archive, unpartitioned, on one more card host.
-    let host = t.join("host-all");
-    let unpacked = unpack(
+    let all = unpartitioned_run(
         &first
             .artifacts
             .join(format!("archive-{ARCH}/cardguard-{ARCH}.tar.zst")),
-        &host.join("unpacked"),
-    )
-    .unwrap();
-    std::fs::create_dir_all(host.join("work")).unwrap();
-    let out = Command::new(unpacked.binary())
-        .env_clear()
-        .envs(host_env(&host))
-        .current_dir(host.join("work"))
-        .args([
-            "--arch",
-            ARCH,
-            "--platform",
-            "sim",
-            "--report-dir",
-            "all",
-            "--no-progress",
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let all = outcomes(&host.join("work/all"));
+        &t.join("host-all"),
+        ARCH,
+        &[],
+    );
     assert!(
         all.len() > HOSTS,
         "the suite has too few cases to partition: {all:?}"

@@ -23,8 +23,7 @@ use std::process::Command;
 #[allow(dead_code)]
 mod fleet_support;
 
-use cardguard_archive::unpack;
-use fleet_support::{build_cargo_cardguard, cargo_shim, host_env, outcomes};
+use fleet_support::{build_cargo_cardguard, cargo_shim, host_env, outcomes, unpartitioned_run};
 use yaml_rust2::{Yaml, YamlLoader};
 
 const XTASK: &str = env!("CARGO_BIN_EXE_xtask");
@@ -209,29 +208,13 @@ fn three_duration_partitions_merged_equal_an_unpartitioned_run() {
     );
 
     // The unpartitioned run, on a card host of its own, fills the history the pods read.
-    let host = t.join("host-all");
-    let unpacked = unpack(&archive, &host.join("unpacked")).unwrap();
-    std::fs::create_dir_all(host.join("work")).unwrap();
     let history = input.join("history.json");
-    let out = Command::new(unpacked.binary())
-        .env_clear()
-        .envs(host_env(&host))
-        .current_dir(host.join("work"))
-        .args([
-            "--arch",
-            ARCH,
-            "--platform",
-            "sim",
-            "--report-dir",
-            "all",
-            "--no-progress",
-        ])
-        .arg("--history")
-        .arg(&history)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let all = outcomes(&host.join("work/all"));
+    let all = unpartitioned_run(
+        &archive,
+        &t.join("host-all"),
+        ARCH,
+        &["--history".as_ref(), history.as_os_str()],
+    );
     let before = std::fs::read(&history).expect("the run wrote its history");
 
     let job = manifest(FLEET, "Job");

@@ -324,7 +324,7 @@ pub fn list_cases(t: &Target, arch: Arch, work: &Path) -> Result<CaseList, RunEr
             // What a case lists as its retries is its own setting, or this: a case listing
             // another number has its own (`CaseList::own_retries`).
             "--retries",
-            LIST_RETRIES,
+            &LIST_RETRIES.to_string(),
         ])
         .args(&t.post)
         .output()
@@ -364,7 +364,7 @@ pub struct CaseList {
 }
 
 /// The `--retries` the listing is asked with: no case of ours sets this many of its own.
-const LIST_RETRIES: &str = "4000000";
+const LIST_RETRIES: u64 = 4_000_000;
 
 /// Reads `--list --format json` (asked with `--retries` [`LIST_RETRIES`]): one object per case
 /// (`id`, `devices`, `retries`, ...), a line each.
@@ -381,7 +381,7 @@ pub fn parse_list(text: &str) -> Result<CaseList, String> {
             list.multi.insert(id.to_owned(), devices);
         }
         if let Some(r) = case["retries"].as_u64() {
-            if r.to_string() != LIST_RETRIES {
+            if r != LIST_RETRIES {
                 let r = u32::try_from(r).map_err(|_| format!("{id} has {r} retries"))?;
                 list.own_retries.insert(id.to_owned(), r);
             }

@@ -323,6 +323,37 @@ pub fn host_env(host: &Path) -> BTreeMap<String, String> {
     ])
 }
 
+/// The suite of `archive` (`arch`, simulated cards), unpartitioned, on a card host of its own in
+/// `host` (unpacked there, run in `host/work` with [`host_env`] and `extra` flags): its case
+/// outcomes. The run must pass.
+pub fn unpartitioned_run(
+    archive: &Path,
+    host: &Path,
+    arch: &str,
+    extra: &[&std::ffi::OsStr],
+) -> BTreeMap<String, String> {
+    let unpacked = cardguard_archive::unpack(archive, &host.join("unpacked")).unwrap();
+    std::fs::create_dir_all(host.join("work")).unwrap();
+    let out = Command::new(unpacked.binary())
+        .env_clear()
+        .envs(host_env(host))
+        .current_dir(host.join("work"))
+        .args([
+            "--arch",
+            arch,
+            "--platform",
+            "sim",
+            "--report-dir",
+            "all",
+            "--no-progress",
+        ])
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    outcomes(&host.join("work/all"))
+}
+
 /// The `cargo-cardguard` binary of the workspace at `repo` (debug), built through cargo: what
 /// [`cargo_shim`]'s `cargo install` stands in for.
 pub fn build_cargo_cardguard(repo: &Path) -> PathBuf {
