@@ -172,17 +172,16 @@ class Lane:
             self.out_of_service = True
             escalate = None
         elif escalate is None and self.acl is not None:
-            why: Optional[str] = None
-            if device_error:
-                why = "a device error"
-            elif self.wants_check(outcome):
+            needs_reset = device_error
+            if not device_error and self.wants_check(outcome):
                 why = self.acl.check(self.device) or self.config.hook.pytest_cardguard_health_check(device=self.device)
                 if why is not None:
                     self.health("poisoned", f"post-case check of {case}: {why}")
                     pool_of(self.config).retire_all()
                     if outcome == "passed":
                         outcome, cls, msg, post = "failed", classify.DEVICE, f"post-case check: {why}", True
-            if why is not None:
+                    needs_reset = True
+            if needs_reset:
                 escalate = self.reset_card()
         self.finish(case, outcome, dur, cls, msg, post, code)
         self.current = None
