@@ -14,14 +14,14 @@
 //!
 //! Each run's figures come from its own files: the makespan is the dispatch window (first
 //! assignment to last verdict, `--stats-out`); the lower bound is max((the passing attempts'
-//! durations, a two-card case's counted twice (a case that passed in a lane whose workers span
-//! two cards), plus one init of every runtime) / cards, the
+//! durations, a case that needs two cards counted twice (the suite's own listing, `--list
+//! --format json`, says how many each needs), plus one init of every runtime) / cards, the
 //! longest case plus its runtime's init), with each runtime's init the median of the run's
 //! worker `built` events' `init_ms`; the inits paid are those `built` events.
 //!
 //! This file owns the configurations and the figures; the runs are `bench_sandbox`'s.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
@@ -64,41 +64,24 @@ impl Figures {
     }
 }
 
-fn figures(run: &RunOut, w: Workload) -> Result<Figures, String> {
+fn figures(run: &RunOut, w: Workload, cards_of: &BTreeMap<String, u64>) -> Result<Figures, String> {
     let window_us = run.stats["window_us"]
         .as_u64()
         .ok_or("the stats have no window_us")?;
     let mut inits: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
     let mut built = 0;
-    // The cards each lane built workers on, and the lane each case passed in: a case that passed
-    // in a lane of two cards needed two (a multi-card lane runs only multi-card cases).
-    let mut lane_cards: BTreeMap<u32, BTreeSet<u32>> = BTreeMap::new();
-    let mut passed_in: BTreeMap<&str, u32> = BTreeMap::new();
     for e in &run.journal {
-        match e {
-            Event::Worker {
-                runtime,
-                action: WorkerAction::Built,
-                init_ms,
-                pid,
-                device,
-                ..
-            } => {
-                built += 1;
-                lane_cards.entry(*pid).or_default().insert(*device);
-                if let Some(ms) = init_ms {
-                    inits.entry(runtime.as_str()).or_default().push(*ms);
-                }
+        if let Event::Worker {
+            runtime,
+            action: WorkerAction::Built,
+            init_ms,
+            ..
+        } = e
+        {
+            built += 1;
+            if let Some(ms) = init_ms {
+                inits.entry(runtime.as_str()).or_default().push(*ms);
             }
-            Event::CaseFinished {
-                id,
-                pid,
-                outcome: AttemptOutcome::Passed,
-                ..
-            } => {
-                passed_in.insert(id.as_str(), *pid);
-            }
-            _ => {}
         }
     }
     let init_of = |rt: &str| -> u64 {
@@ -115,10 +98,7 @@ fn figures(run: &RunOut, w: Workload) -> Result<Figures, String> {
         let Some(a) = c.attempts.iter().find(|a| a.outcome == AttemptOutcome::Passed) else {
             continue;
         };
-        let cards = passed_in
-            .get(c.id.as_str())
-            .and_then(|pid| lane_cards.get(pid))
-            .map_or(1, |d| d.len().max(1) as u64);
+        let cards = cards_of.get(&c.id).copied().unwrap_or(1).max(1);
         work += a.duration_ms * cards;
         longest = longest.max(a.duration_ms + init_of(&c.runtime));
         if !runtimes.contains(&c.runtime.as_str()) {
@@ -156,6 +136,7 @@ pub fn makespan(
     let mut ratios = [(0.0, 0.0); 2];
     for (i, wl) in WORKLOADS.into_iter().enumerate() {
         let history = histories.path().join(format!("history-{}.json", wl.number));
+        let cards_of = cards_needed(exe, s, wl)?;
         let mut by_order = Vec::new();
         for order in ["suite", "smart"] {
             let mut runs: Vec<Figures> = Vec::new();
@@ -178,7 +159,7 @@ pub fn makespan(
                         wl.number
                     ));
                 }
-                runs.push(figures(&run, wl)?);
+                runs.push(figures(&run, wl, &cards_of)?);
             }
             let walls: Vec<Duration> = runs
                 .iter()
@@ -258,6 +239,36 @@ fn run_args(
         args.extend(["--partition".to_owned(), p.to_owned()]);
     }
     args
+}
+
+/// The cards each case of workload `wl` needs, by id, from the suite binary's own listing
+/// (`--list --format json`).
+fn cards_needed(exe: &Path, s: Settings, wl: Workload) -> Result<BTreeMap<String, u64>, String> {
+    let out = std::process::Command::new(exe)
+        .args(["--platform", "sim", "--no-config", "--list", "--format", "json"])
+        .args(run_args(s, wl.number, wl.cards, "suite", Path::new("/dev/null"), None))
+        .env("ONBOARD_SIM_CARDS", wl.cards.to_string())
+        .env_remove("ONBOARD_SIM_FAULTS")
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "listing workload {} failed ({}): {}",
+            wl.number,
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let mut cards = BTreeMap::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines().filter(|l| !l.trim().is_empty()) {
+        let v: serde_json::Value =
+            serde_json::from_str(line).map_err(|e| format!("a bad listing line {line:?}: {e}"))?;
+        let (Some(id), Some(n)) = (v["id"].as_str(), v["devices"].as_u64()) else {
+            return Err(format!("a listing line without id or devices: {line}"));
+        };
+        cards.insert(id.to_owned(), n);
+    }
+    Ok(cards)
 }
 
 /// The fleet's hosts: partitions of workload 1.
