@@ -246,7 +246,14 @@ fn run_args(
 fn cards_needed(exe: &Path, s: Settings, wl: Workload) -> Result<BTreeMap<String, u64>, String> {
     let out = std::process::Command::new(exe)
         .args(["--platform", "sim", "--no-config", "--list", "--format", "json"])
-        .args(run_args(s, wl.number, wl.cards, "suite", Path::new("/dev/null"), None))
+        .args(run_args(
+            s,
+            wl.number,
+            wl.cards,
+            "suite",
+            Path::new("/dev/null"),
+            None,
+        ))
         .env("ONBOARD_SIM_CARDS", wl.cards.to_string())
         .env_remove("ONBOARD_SIM_FAULTS")
         .output()
@@ -260,7 +267,10 @@ fn cards_needed(exe: &Path, s: Settings, wl: Workload) -> Result<BTreeMap<String
         ));
     }
     let mut cards = BTreeMap::new();
-    for line in String::from_utf8_lossy(&out.stdout).lines().filter(|l| !l.trim().is_empty()) {
+    for line in String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+    {
         let v: serde_json::Value =
             serde_json::from_str(line).map_err(|e| format!("a bad listing line {line:?}: {e}"))?;
         let (Some(id), Some(n)) = (v["id"].as_str(), v["devices"].as_u64()) else {

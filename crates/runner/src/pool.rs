@@ -56,6 +56,19 @@ impl Pool {
         Ok(self.worker.insert(worker))
     }
 
+    /// Pools `worker`, built by this lane on this card for a multi-card block (its own card's
+    /// worker, kept for the runtime's single-card cases after the block); a worker already
+    /// pooled is closed first, as [`Pool::worker`] closes one of another runtime.
+    pub fn adopt(
+        &mut self,
+        worker: ChipWorker,
+        lease: &DeviceLease,
+    ) -> Option<Result<FinalizeReport, FinalizeError>> {
+        let closed = self.close(lease);
+        self.worker = Some(worker);
+        closed
+    }
+
     /// The runtime of the pooled worker, if any.
     pub fn runtime(&self) -> Option<&Runtime> {
         self.worker.as_ref().map(ChipWorker::runtime)

@@ -29,6 +29,8 @@ pub const EXIT_ORPHANED: i32 = 3;
 pub enum Input {
     /// An assignment: run these cases.
     Run(Vec<String>),
+    /// Give up the further cards ([`ToLane::Release`]).
+    Release,
     /// The channel ended with nothing pending: close down.
     Closed,
 }
@@ -100,6 +102,11 @@ pub fn spawn_reader(pending: Pending, chan: &LaneOut, mut answers: Answers) -> R
                     Ok(ToLane::Run { cases, .. }) => {
                         pending.add(cases.len());
                         if tx.send(Input::Run(cases)).is_err() {
+                            return;
+                        }
+                    }
+                    Ok(ToLane::Release) => {
+                        if tx.send(Input::Release).is_err() {
                             return;
                         }
                     }

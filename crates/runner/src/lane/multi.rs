@@ -15,7 +15,12 @@
 //! which force-resets an unusable card) when any card's attempt ends in a device-runtime error or
 //! leaves its runner unusable (or its runtime retires after every case, SDMA), before a case of
 //! another runtime, width or kind, and when the lane ends. A standalone class's multi-card case
-//! builds its workers and closes them after it, the close part of its attempt. This file owns
+//! builds its workers and closes them after it, the close part of its attempt.
+//!
+//! Once the block is done the dispatcher tells the lane to release its further cards
+//! ([`crate::protocol::ToLane::Release`]): their workers are closed (each with its card's lease)
+//! and their threads end, and the kept worker of the lane's own card becomes its pooled worker,
+//! so the lane goes on as that card's regular lane without building it again. This file owns
 //! that order.
 
 use std::sync::Arc;
@@ -234,6 +239,35 @@ impl Lane {
                 Some(escalate)
             }
         }
+    }
+
+    /// Releases the further cards ([`crate::protocol::ToLane::Release`], see the module docs)
+    /// and says so. A further card whose close leaves it unusable is a warning, as at the lane's
+    /// end: the card's next lane builds its worker anew (and its init is the card's check).
+    pub(super) fn release(&mut self) {
+        if let Some(k) = self.kept_multi.take() {
+            let closed = self.close_card_threads(k.cards - 1);
+            for (card, c) in closed {
+                if c.is_some() {
+                    self.worker_event(card, &k.runtime, WorkerAction::Closed);
+                }
+                if let Some(Err(e)) = c {
+                    tracing::warn!(device = card, "closing a released card's worker: {e}");
+                }
+            }
+            let before = self.pool.runtime().cloned();
+            let replaced = self.pool.adopt(k.own, &self.lease);
+            self.pooled_closed(before.as_ref(), replaced.is_some());
+            if let Some(Err(e)) = replaced {
+                tracing::warn!(device = self.env.device, "closing the pooled worker: {e}");
+            }
+        }
+        for thread in self.cards.drain(..) {
+            thread.shutdown();
+        }
+        self.extra.clear();
+        self.flush_health();
+        self.send(&FromLane::Released);
     }
 
     /// Closes the workers of the first `n` further cards, each on its thread, all at once.

@@ -9,7 +9,8 @@
 //! per card, each card's on its own thread: the lane's own card on this thread, the others on
 //! their [`super::card_thread::CardThread`]s, since a driver keeps one current device per thread;
 //! a pooled class's set kept for the next multi-card case of its runtime and width, closed before
-//! any other case).
+//! any other case). Once its block is done a multi-card lane is told to release its further cards
+//! and goes on as its own card's regular lane, its worker there kept (`multi`).
 //! When a reset is not confirmed, or a (re)build fails with a device error, every remaining
 //! assigned case goes to the poison sink and the lane exits with [`EXIT_NEEDS_FRESH_PROCESS`]. It
 //! never retries a case (the dispatcher does) and never skips one for a legitimate reason (the
@@ -48,7 +49,8 @@ pub struct Lane {
     pub(super) env: WorkerEnv,
     pub(super) pool: Pool,
     pub(super) lease: DeviceLease,
-    /// Leases of further cards, for multi-card cases (the multi-card phase's lane only).
+    /// Leases of further cards, for multi-card cases (a multi-card lane's, until it releases
+    /// them).
     pub(super) extra: Vec<Arc<DeviceLease>>,
     /// The threads driving those cards (one per card, started by the first case that needs it):
     /// a thread drives one card, and this one drives the lane's own.
@@ -163,7 +165,15 @@ impl Lane {
         self.send(&FromLane::Ready {
             pid: std::process::id(),
         });
-        while let Ok(Input::Run(cases)) = self.input.recv() {
+        loop {
+            let cases = match self.input.recv() {
+                Ok(Input::Run(cases)) => cases,
+                Ok(Input::Release) => {
+                    self.release();
+                    continue;
+                }
+                Ok(Input::Closed) | Err(_) => break,
+            };
             let mut queue: VecDeque<String> = cases.into();
             let mut last = String::new();
             while let Some(id) = queue.pop_front() {

@@ -57,6 +57,11 @@ pub enum ToLane {
     /// channel reader (not the card thread, which may be stuck). The dispatcher asks before it
     /// ends a lane for a case timeout.
     Where,
+    /// A multi-card lane's block is done: give up the further cards (close their workers, end
+    /// their threads) and go on as a regular lane of the own card, a pooled class's kept worker
+    /// there becoming the pooled one. Answered with [`FromLane::Released`] once the further cards
+    /// are no longer driven; only sent to a lane that holds nothing.
+    Release,
 }
 
 /// Lane to dispatcher: one line each, written as they happen (`{"t":"started","c":{...}}`).
@@ -165,6 +170,9 @@ pub enum FromLane {
         /// Launches the running case makes, when known.
         launches: Option<u64>,
     },
+    /// The lane no longer drives its further cards ([`ToLane::Release`]): it is a lane of its
+    /// own card.
+    Released,
     /// The card cannot be recovered in-process; the lane writes the sink and exits with
     /// [`EXIT_NEEDS_FRESH_PROCESS`].
     Escalating {
@@ -280,6 +288,15 @@ mod tests {
         // The breadcrumb's question and answer.
         let q = ToLane::Where.to_line().unwrap();
         assert_eq!(serde_json::from_slice::<ToLane>(&q).unwrap(), ToLane::Where);
+        // A multi-card lane's release and its answer.
+        let r = ToLane::Release.to_line().unwrap();
+        assert_eq!(String::from_utf8_lossy(&r), "{\"t\":\"release\"}\n");
+        let mut out = Vec::new();
+        FromLane::Released.encode_into(&mut out).unwrap();
+        assert_eq!(
+            serde_json::from_slice::<FromLane>(&out).unwrap(),
+            FromLane::Released
+        );
         let w = FromLane::Where {
             case: Some("A::x".into()),
             in_call: Some(DriverCall::LaunchAicore),

@@ -34,8 +34,10 @@ pub struct LaneState {
     pub alive: bool,
     /// A fresh lane (one bounded pass over a sink's cases, fed nothing else).
     pub fresh: bool,
-    /// The multi-card phase's lane (fed nothing else).
+    /// A multi-card lane (fed nothing but its cases).
     pub multi: bool,
+    /// A multi-card lane asked to release its further cards, not yet answered.
+    pub releasing: bool,
     /// Its channel was closed for writing.
     pub closing: bool,
     /// It is being ended.
@@ -76,7 +78,25 @@ pub fn take(isolation: Isolation) -> Take {
 /// the multi-card lane after its cases, and in `class` and `case` any lane after its unit.
 pub fn closes_now(l: &LaneState) -> bool {
     let done_by_design = l.fresh || l.multi || (l.isolation != Isolation::Pool && l.units_taken > 0);
-    l.alive && !l.closing && !l.killing && l.outstanding == 0 && done_by_design
+    l.alive && !l.closing && !l.killing && !l.releasing && l.outstanding == 0 && done_by_design
+}
+
+/// Whether a multi-card lane that holds nothing more is asked to release its further cards
+/// ([`crate::protocol::ToLane::Release`]) instead of closing: in `pool` (whose lanes take unit
+/// after unit), on a healthy card, not closing, being ended or releasing already, while the run
+/// `goes_on` (work is left, and the lane's card is not reserved for the next N-card cases, whose
+/// lane needs it free). It then goes on as its own card's regular lane with the worker it holds
+/// there: the card's next init is saved.
+pub fn releases_now(l: &LaneState, goes_on: bool) -> bool {
+    goes_on
+        && l.alive
+        && l.multi
+        && !l.releasing
+        && !l.closing
+        && !l.killing
+        && !l.card_quarantined
+        && l.outstanding == 0
+        && l.isolation == Isolation::Pool
 }
 
 /// A fresh lane's one bounded pass: the cases its card's poison sink named, in sink order, then
@@ -104,6 +124,7 @@ mod tests {
         alive: true,
         fresh: false,
         multi: false,
+        releasing: false,
         closing: false,
         killing: false,
         batches: 0,
@@ -150,6 +171,7 @@ mod tests {
             ("a fresh lane after its pass",            LaneState { fresh: true, units_taken: 1, ..ready }, true),
             ("a fresh lane with cases left",           LaneState { fresh: true, units_taken: 1, outstanding: 1, ..ready }, false),
             ("the multi-card lane after its cases",    LaneState { multi: true, units_taken: 1, ..ready }, true),
+            ("a multi-card lane releasing its cards",  LaneState { multi: true, units_taken: 1, releasing: true, ..ready }, false),
             ("class: after its unit",                  LaneState { isolation: Class, units_taken: 1, ..ready }, true),
             ("class: its unit still running",          LaneState { isolation: Class, units_taken: 1, outstanding: 3, ..ready }, false),
             ("class: a new lane without a unit yet",   LaneState { isolation: Class, ..ready }, false),
@@ -161,6 +183,36 @@ mod tests {
         ];
         for (what, l, want) in rows {
             assert_eq!(closes_now(&l), want, "{what}");
+        }
+    }
+
+    #[test]
+    fn release_table() {
+        let done = LaneState {
+            multi: true,
+            units_taken: 1,
+            ..READY
+        };
+        #[rustfmt::skip]
+        let rows: Vec<(&str, LaneState, bool, bool)> = vec![
+            ("a multi-card lane after its cases",      done, true, true),
+            ("the run ends, or its card is reserved",  done, false, false),
+            ("its cases still running",                LaneState { outstanding: 1, batches: 1, ..done }, true, false),
+            ("a regular lane",                         LaneState { multi: false, ..done }, true, false),
+            ("a fresh lane",                           LaneState { multi: false, fresh: true, ..done }, true, false),
+            ("asked already",                          LaneState { releasing: true, ..done }, true, false),
+            ("closing",                                LaneState { closing: true, ..done }, true, false),
+            ("being ended",                            LaneState { killing: true, ..done }, true, false),
+            ("dead",                                   LaneState { alive: false, ..done }, true, false),
+            ("its card quarantined",                   LaneState { card_quarantined: true, ..done }, true, false),
+            ("class: a lane per unit",                 LaneState { isolation: Class, ..done }, true, false),
+            ("case: a lane per case",                  LaneState { isolation: Case, ..done }, true, false),
+        ];
+        for (what, l, goes_on, want) in rows {
+            assert_eq!(releases_now(&l, goes_on), want, "{what}");
+            if want {
+                assert!(closes_now(&l), "{what}: closed when not released");
+            }
         }
     }
 

@@ -42,7 +42,9 @@ pub mod strikes;
 pub mod watchdog;
 
 pub use blame::{blame, describe_signal, infrastructure_kill, Blame, DeathFacts};
-pub use handout::{closes_now, fresh_pass, take, wants_work, Isolation, LaneState, Take, BATCHES_IN_FLIGHT};
+pub use handout::{
+    closes_now, fresh_pass, releases_now, take, wants_work, Isolation, LaneState, Take, BATCHES_IN_FLIGHT,
+};
 pub use kill_reason::KillReason;
 pub use lane_exit::{after_exit, ExitDecision, ExitFacts, InitFailure, LaneKind, PreflightStep};
 pub use plan::{plan, Give, Plan, PlanFacts};

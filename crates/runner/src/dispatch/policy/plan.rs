@@ -110,6 +110,7 @@ mod tests {
             alive: true,
             fresh: false,
             multi: false,
+            releasing: false,
             closing: false,
             killing: false,
             batches: 0,

@@ -182,10 +182,14 @@ fn place_blocks(w: &Workload, cap: u64, stack: bool) -> Placed {
             _ => order[..b.cards].to_vec(),
         };
         let start = chosen.iter().map(|&c| cards[c].ms).max().unwrap_or(0);
-        // A block is a lane of its own: it builds its workers once, one init on each card.
+        // A block is a lane of its own: it builds its workers once, one init on each card. Its
+        // first card's lane goes on as that card's regular lane, its worker kept (the others'
+        // regular lanes are new processes).
         for &c in &chosen {
             cards[c].ms = start + w.init_ms[b.runtime] + b.ms;
+            cards[c].warm = None;
         }
+        cards[chosen[0]].warm = Some(b.runtime);
         multi_inits += chosen.len();
         multi.push(PlannedMulti {
             cases: b.cases,
@@ -250,7 +254,7 @@ fn place_grouped(w: &Workload, cap: u64, stack: bool) -> Option<Placed> {
         let mut sum = vec![0u64; k];
         let mut count = vec![0u64; k];
         for c in 0..n {
-            sum[split[c]] += offsets[c] + w.init_ms[used[split[c]]];
+            sum[split[c]] += offsets[c] + placed.cards[c].init_of(used[split[c]], &w.init_ms);
             count[split[c]] += 1;
         }
         if count.iter().all(|&x| x > 0) {

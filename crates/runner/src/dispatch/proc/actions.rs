@@ -92,7 +92,8 @@ impl Dispatcher {
         let card = cards[0];
         let device = self.leases[card].card();
         let sink = match (kind, self.settings.sink_dir.as_deref()) {
-            (LaneKind::Regular, Some(dir)) => match Sink::create(dir, device) {
+            // A multi-card lane may go on as its card's regular lane (`ToLane::Release`).
+            (LaneKind::Regular | LaneKind::Multi, Some(dir)) => match Sink::create(dir, device) {
                 Ok(s) => Some(s),
                 Err(e) => {
                     tracing::warn!(

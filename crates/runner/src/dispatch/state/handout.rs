@@ -229,13 +229,41 @@ impl DispatchState {
     }
 
     /// Closes lane `lane`'s channel if the hand-out rule says it is done by design (a fresh lane's
-    /// pass, the multi-card lane's cases, a `class` or `case` lane's unit).
+    /// pass, a `class` or `case` lane's unit, a multi-card lane's cases when it is not released);
+    /// asks a multi-card lane done with its cases to release its further cards and go on as its
+    /// own card's regular lane ([`policy::releases_now`]).
     pub(super) fn close_if_done(&mut self, lane: LaneId) {
         let l = &self.lanes[lane];
         let state = l.state(self.cards[l.card].quarantined, self.settings.isolation);
-        if policy::closes_now(&state) {
+        let goes_on = self.finishing.is_none()
+            && self.interrupted.is_none()
+            && !self.work.all_done()
+            && !self.reserved(l.card);
+        if policy::releases_now(&state, goes_on) {
+            self.lanes[lane].releasing = true;
+            self.act(Action::Send {
+                lane,
+                msg: ToLane::Release,
+            });
+        } else if policy::closes_now(&state) {
             self.close_lane(lane);
         }
+    }
+
+    /// Lane `lane` released its further cards: it is its own card's regular lane now, and they
+    /// are free for lanes of their own (the hand-out starts them).
+    pub(super) fn on_released(&mut self, lane: LaneId) {
+        let l = &mut self.lanes[lane];
+        if !l.releasing {
+            tracing::warn!(lane, "ignoring a release nobody asked for");
+            return;
+        }
+        l.releasing = false;
+        l.kind = LaneKind::Regular;
+        let freed: Vec<usize> = l.cards.drain(1..).collect();
+        let devices: Vec<_> = freed.iter().map(|&c| self.cards[c].device).collect();
+        tracing::debug!(lane, ?devices, "the multi-card lane released its further cards");
+        self.refill();
     }
 
     /// Closes a lane's channel for writing (it finishes, closes its workers and exits) and starts

@@ -54,6 +54,8 @@ pub struct Lane {
     pub diag: Option<Diagnosis>,
     /// When it last sent a message, or (idle until then) was given work: the watchdog's base.
     pub heard: Duration,
+    /// A multi-card lane asked to release its further cards, not yet answered.
+    pub releasing: bool,
     /// When its channel was closed: it should exit by the close timeout.
     pub closed_at: Option<Duration>,
     /// Cards (indices) whose worker failed to init in it.
@@ -94,6 +96,7 @@ impl Lane {
             kill: None,
             diag: None,
             heard: now,
+            releasing: false,
             closed_at: None,
             init_failed: Vec::new(),
             inits_done: Vec::new(),
@@ -115,6 +118,7 @@ impl Lane {
             // A preflight lane is fed nothing, as a fresh lane is: it only checks its card.
             fresh: matches!(self.kind, LaneKind::Fresh | LaneKind::Preflight),
             multi: self.kind == LaneKind::Multi,
+            releasing: self.releasing,
             closing: self.closed_at.is_some(),
             killing: self.kill.is_some() || self.diag.is_some(),
             batches: self.batches.len(),

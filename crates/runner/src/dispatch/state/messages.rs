@@ -137,6 +137,7 @@ impl DispatchState {
                     error,
                 });
             }
+            FromLane::Released => self.on_released(lane),
             FromLane::Escalating { reason, cases } => {
                 let device = self.cards[self.lanes[lane].card].device;
                 tracing::warn!(device, cases, "lane escalates to a fresh process: {reason}");

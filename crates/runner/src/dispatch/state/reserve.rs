@@ -5,7 +5,9 @@
 //! take work as ever, and a lane on a reserved card takes only work that ends, by the estimates,
 //! before the last reserved card comes free (the reservation's start), so backfilling never
 //! delays it. Once every reserved card holds nothing its regular lane is closed, and once every
-//! one is gone the multi-card lane starts on them; the next unit reserves at once.
+//! one is gone the multi-card lane starts on them (its own card the reservation's first); the
+//! next unit reserves at once. Done with its cases, the multi-card lane releases the other cards
+//! and goes on as its own card's regular lane (`handout`).
 //!
 //! Without estimates (`--order suite`, no history) a reserved card takes nothing more. A
 //! quarantine of a reserved card drops the reservation: the next check reserves again among the
@@ -108,12 +110,14 @@ impl DispatchState {
             .next_multi_planned_cards()
             .filter(|p| p.len() == need && p.iter().all(|c| healthy.contains(c)))
             .map(<[usize]>::to_vec);
-        let mut cards = planned.unwrap_or_else(|| {
+        // The first card is the lane's own, which goes on as that card's regular lane after the
+        // unit (`ToLane::Release`): the plan's first, which it gave the block's runtime's work.
+        let cards = planned.unwrap_or_else(|| {
             healthy.sort_by_key(|&c| (self.busy_ms(c), self.card_held(c), c));
             healthy.truncate(need);
+            healthy.sort_unstable();
             healthy
         });
-        cards.sort_unstable();
         self.reservation = Some(cards);
         false
     }

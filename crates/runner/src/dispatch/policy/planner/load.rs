@@ -8,12 +8,14 @@
 use super::model::PlannedUnit;
 
 /// A card while planning: its predicted finish, its units, and how many of them each runtime has
-/// (a runtime with any pays one init).
+/// (a runtime with any pays one init, but the `warm` one: the card's worker of the N-card block
+/// it was the first card of, which its lane keeps for that runtime's units after the block).
 #[derive(Debug, Clone, Default)]
 pub(super) struct CardLoad {
     pub(super) ms: u64,
     per_runtime: Vec<usize>,
     pub(super) units: Vec<PlannedUnit>,
+    pub(super) warm: Option<usize>,
 }
 
 impl CardLoad {
@@ -22,6 +24,16 @@ impl CardLoad {
             ms: 0,
             per_runtime: vec![0; runtimes],
             units: Vec::new(),
+            warm: None,
+        }
+    }
+
+    /// What the card's first unit of `runtime` pays to build its worker.
+    pub(super) fn init_of(&self, runtime: usize, init_ms: &[u64]) -> u64 {
+        if self.warm == Some(runtime) {
+            0
+        } else {
+            init_ms[runtime]
         }
     }
 
@@ -34,7 +46,7 @@ impl CardLoad {
         let init = if self.holds(u.runtime) {
             0
         } else {
-            init_ms[u.runtime]
+            self.init_of(u.runtime, init_ms)
         };
         self.ms + init + u.ms
     }
@@ -43,7 +55,7 @@ impl CardLoad {
     pub(super) fn without(&self, i: usize, init_ms: &[u64]) -> u64 {
         let u = &self.units[i];
         let init = if self.per_runtime[u.runtime] == 1 {
-            init_ms[u.runtime]
+            self.init_of(u.runtime, init_ms)
         } else {
             0
         };
@@ -69,11 +81,21 @@ impl CardLoad {
         if left > 0 {
             0
         } else {
-            init_ms[new.runtime]
+            self.init_of(new.runtime, init_ms)
         }
     }
 
+    /// The inits its units pay (the warm runtime's is the block's).
     pub(super) fn inits(&self) -> usize {
+        self.per_runtime
+            .iter()
+            .enumerate()
+            .filter(|&(r, &n)| n > 0 && self.warm != Some(r))
+            .count()
+    }
+
+    /// The runtimes its units hold.
+    pub(super) fn held(&self) -> usize {
         self.per_runtime.iter().filter(|&&n| n > 0).count()
     }
 }
@@ -139,7 +161,7 @@ pub(super) fn consolidate(cards: &mut Vec<CardLoad>, init_ms: &[u64], rounds: us
     loop {
         let now = score(cards);
         let mut best: Option<((u64, usize), Vec<CardLoad>)> = None;
-        for c in (0..cards.len()).filter(|&c| cards[c].inits() > 1) {
+        for c in (0..cards.len()).filter(|&c| cards[c].held() > 1) {
             for r in (0..init_ms.len()).filter(|&r| cards[c].holds(r)) {
                 let holders: Vec<usize> = (0..cards.len())
                     .filter(|&h| h != c && cards[h].holds(r))

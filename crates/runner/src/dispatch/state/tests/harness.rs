@@ -254,6 +254,10 @@ pub fn brief(a: &Action) -> String {
             lane,
             msg: ToLane::Where,
         } => format!("where {lane}"),
+        Action::Send {
+            lane,
+            msg: ToLane::Release,
+        } => format!("release {lane}"),
         Action::Close { lane, done: true } => format!("close {lane}"),
         Action::Close { lane, done: false } => format!("close {lane} (interrupted)"),
         Action::Signal {
@@ -330,6 +334,11 @@ pub fn started(lane: usize, id: &str) -> Event {
             mark: 0,
         },
     )
+}
+
+/// Lane `lane` says it released its further cards.
+pub fn released(lane: usize) -> Event {
+    Event::Message(lane, FromLane::Released)
 }
 
 /// Lane `lane` says case `id` passed.
