@@ -1,6 +1,8 @@
 //! A pooled class's multi-card cases keep their workers (issue 23): a multi-card lane that runs
 //! several two-card cases of one runtime builds one worker per card for all of them, as a pooled
-//! worker serves a card's single-card cases, instead of an init on both cards per case.
+//! worker serves a card's single-card cases, instead of an init on both cards per case; and once
+//! its block is done it gives up its further card and goes on as its own card's regular lane,
+//! with the worker it holds there.
 
 mod common;
 
@@ -30,14 +32,23 @@ const SELECTION: [&str; 16] = [
     "dev=*:init_delay_ms=50",
 ];
 
-#[test]
-fn a_multi_card_lane_builds_its_workers_once_for_a_block_of_one_runtime() {
-    let sb = Sandbox::with_cards(2);
-    // The first run fills the history; the second plans the two-card cases into one block.
+/// The two two-card cases of [`SELECTION`].
+const MULTI: [&str; 2] = ["Makespan00::case09", "Makespan03::case09"];
+
+/// [`SELECTION`] run with `--order suite` (which fills the history), then with `--order smart`
+/// (which plans the two-card cases into one block): the second run, checked to pass.
+fn smart_run(sb: &Sandbox) -> Run {
     sb.run("a5", &[&SELECTION[..], &["--order", "suite"]].concat())
         .expect_code(0);
     let run = sb.run("a5", &[&SELECTION[..], &["--order", "smart"]].concat());
     run.expect_code(0);
+    run
+}
+
+#[test]
+fn a_multi_card_lane_builds_its_workers_once_for_a_block_of_one_runtime() {
+    let sb = Sandbox::with_cards(2);
+    let run = smart_run(&sb);
     let report = run.report();
     assert!(
         report.cases.iter().all(|c| c.outcome == Outcome::Passed),
@@ -45,7 +56,7 @@ fn a_multi_card_lane_builds_its_workers_once_for_a_block_of_one_runtime() {
         run.dump()
     );
     let journal = run.journal();
-    let multi = ["Makespan00::case09", "Makespan03::case09"];
+    let multi = MULTI;
     let pids: Vec<u32> = journal
         .iter()
         .filter_map(|e| match e {
@@ -75,4 +86,62 @@ fn a_multi_card_lane_builds_its_workers_once_for_a_block_of_one_runtime() {
             "card {card}: one worker for both cases"
         );
     }
+}
+
+#[test]
+fn a_multi_card_lane_goes_on_as_its_card_s_regular_lane_with_the_worker_it_holds() {
+    let sb = Sandbox::with_cards(2);
+    let run = smart_run(&sb);
+    let journal = run.journal();
+    // The block's lane and its own card (a case's attempt is on its lane's own card).
+    let (pid, own) = journal
+        .iter()
+        .find_map(|e| match e {
+            Event::CaseFinished { id, pid, device, .. } if MULTI.contains(&id.as_str()) => {
+                Some((*pid, *device))
+            }
+            _ => None,
+        })
+        .expect("the block ran");
+    let after_block: Vec<&str> = journal
+        .iter()
+        .filter_map(|e| match e {
+            Event::CaseFinished {
+                id, pid: p, device, ..
+            } if *p == pid && *device == own && !MULTI.contains(&id.as_str()) => Some(id.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        !after_block.is_empty(),
+        "the block's lane ran single-card cases on its card after the block: {}",
+        run.dump()
+    );
+    // Every case is of one runtime: the own card builds one worker in the whole run; the other
+    // card one in the block's lane and one in the regular lane it gets after the release.
+    let mut built: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+    for e in &journal {
+        if let Event::Worker {
+            pid,
+            device,
+            action: WorkerAction::Built,
+            ..
+        } = e
+        {
+            built.entry(*device).or_default().push(*pid);
+        }
+    }
+    assert_eq!(built.get(&own), Some(&vec![pid]), "card {own}: {built:?}");
+    let other = 1 - own;
+    let on_other = built.get(&other).cloned().unwrap_or_default();
+    assert_eq!(on_other.len(), 2, "card {other}: {built:?}");
+    assert_eq!(
+        on_other[0], pid,
+        "card {other}'s first worker is the block's: {built:?}"
+    );
+    assert!(
+        run.report().cases.iter().all(|c| c.outcome == Outcome::Passed),
+        "{}",
+        run.dump()
+    );
 }
