@@ -20,9 +20,12 @@
 //! pooled class's multi-card workers from case to case), a block longer than the strategy's split
 //! size cut into pieces as a class is. Each block goes on the N cards that are free earliest (all
 //! of them wait for the last of the N), or, as another strategy, on the cards of the block of its
-//! width before it (a card that ran a block pays an init again in the regular lane after it, so
-//! blocks kept on few cards save inits); the single-card work fills around them. The dispatcher
-//! reserves those cards as the plan has them (EASY backfilling, `dispatch/state/reserve`).
+//! width before it (the block's further cards pay an init again in the regular lanes after it,
+//! so blocks kept on few cards save inits); the single-card work fills around them. A block's
+//! first card pays no second init for the block's runtime: the block's lane goes on as that
+//! card's regular lane with the worker it holds (the card's `warm` runtime, `load`), so the
+//! plan gives that card the runtime's work where it can. The dispatcher reserves those cards as
+//! the plan has them, the first one first (EASY backfilling, `dispatch/state/reserve`).
 //!
 //! This file owns the plan as a pure function of its facts; it never reads a clock, a history or
 //! a queue. The state machine follows what it returns and adapts when reality differs (stealing).
@@ -336,7 +339,7 @@ pub const FINE_CASES: usize = 20_000;
 
 /// Up to this many cases the plan is also [`consolidate`]d (at most [`CONSOLIDATE_TRIALS`] trial
 /// moves of whole runtimes, each improved again by a few moves per card): every strategy's plan
-/// when the workload has N-card cases (a card that runs a block pays two inits, so the inits
+/// when the workload has N-card cases (a block's further card pays two inits, so the inits
 /// decide) and is small ([`CONSOLIDATE_EACH`]), else the best one; the inits it saves are worth its time on a run of a thousand
 /// cases, not on one of twenty thousand.
 pub const CONSOLIDATE_CASES: usize = 1_000;
@@ -363,15 +366,15 @@ pub fn plan_run(w: &Workload) -> RunPlan {
         caps.push(1);
     }
     // N-card blocks spread over the cards free first, or stacked on the same cards (each card
-    // of a block pays an init in the block's lane and another in the regular lane after it:
-    // fewer cards in blocks, fewer inits).
+    // of a block but its first pays an init in the block's lane and another in the regular lane
+    // after it: fewer cards in blocks, fewer inits).
     let stacks: &[bool] = if w.multi.is_empty() {
         &[false]
     } else {
         &[false, true]
     };
-    // Consolidated: every strategy's plan when N-card blocks make the inits count (each card of
-    // a block pays two), else the best plan only.
+    // Consolidated: every strategy's plan when N-card blocks make the inits count (a block's
+    // further cards pay two each), else the best plan only.
     let consolidating = fine && cases <= CONSOLIDATE_CASES;
     let each = consolidating && !w.multi.is_empty() && cases * w.init_ms.len() <= CONSOLIDATE_EACH;
     let rounds = 4 * w.cards;

@@ -282,9 +282,9 @@ fn lognormal_two_card(seed: u64) -> Workload {
 
 /// Workload 2's failure shape (issue 23): with its blocks spread and several cards walking two
 /// runtimes, the plan came to 1.11 to 1.13 of the lower bound (16 or 17 inits), over the bench's
-/// 1.12 on most seeds. Every card that runs a block pays an init in the block's lane and another
-/// in its regular lane after it, so 14 inits (6 + 8) are the least these runs can pay against the
-/// bound's 3: about 1.09 of it.
+/// 1.12 on most seeds; with every card that ran a block paying an init again in its regular lane
+/// after it, 1.09 to 1.12 (14 to 16 inits). The block's first card now goes on with the worker
+/// it holds (its lane is released, not closed): 12 to 14 inits, 1.075 to 1.094 on these seeds.
 #[test]
 fn two_card_cases_in_blocks_stay_near_their_floor() {
     let mut sum = 0.0;
@@ -296,11 +296,11 @@ fn two_card_cases_in_blocks_stay_near_their_floor() {
         let ratio = p.makespan_ms as f64 / lb as f64;
         sum += ratio;
         assert!(
-            ratio <= 1.121,
+            ratio <= 1.10,
             "seed {seed}: {} / {lb} = {ratio:.3}",
             p.makespan_ms
         );
-        assert!(p.inits <= 16, "seed {seed}: {} inits", p.inits);
+        assert!(p.inits <= 14, "seed {seed}: {} inits", p.inits);
         let blocks: usize = p.multi.iter().map(|m| m.cases.len()).sum();
         assert_eq!(blocks, 48, "seed {seed}: every two-card case in a block");
         assert!(
@@ -309,7 +309,32 @@ fn two_card_cases_in_blocks_stay_near_their_floor() {
             p.multi.len()
         );
     }
-    assert!(sum / 10.0 <= 1.113, "mean ratio {:.3}", sum / 10.0);
+    assert!(sum / 10.0 <= 1.095, "mean ratio {:.3}", sum / 10.0);
+}
+
+#[test]
+fn a_block_s_first_card_goes_on_with_its_runtime_and_pays_no_second_init() {
+    // Two cards, runtime 0's class of 1,000 ms, runtime 1's of 800, and a two-card block of
+    // runtime 0: both cards build a worker for the block (300 + 100); the block's first card
+    // keeps its runtime-0 worker for runtime 0's class (1,400), the other builds one of runtime
+    // 1 (1,500). Were the first card to build again, the run would end at 1,700.
+    let mut w = workload(2, vec![300, 300], vec![vec![250; 4], vec![200; 4]]);
+    w.multi = vec![PlanMulti {
+        case: 100,
+        runtime: 0,
+        cards: 2,
+        ms: 100,
+    }];
+    let p = plan_run(&w);
+    check_complete(&w, &p);
+    let first = p.multi[0].cards[0];
+    assert!(
+        p.cards[first].iter().all(|u| u.runtime == 0) && !p.cards[first].is_empty(),
+        "the block's first card runs its runtime's class: {:?}",
+        p.cards
+    );
+    assert_eq!(p.makespan_ms, 1500);
+    assert_eq!(p.inits, 3, "two for the block, one for runtime 1");
 }
 
 #[test]
