@@ -131,7 +131,7 @@ impl Placed {
         let cards = self
             .cards
             .into_iter()
-            .map(|c| order_on_card(merge_classes(c.units)))
+            .map(|c| order_on_card(merge_classes(c.units), c.warm))
             .collect();
         RunPlan {
             cards,
@@ -310,9 +310,10 @@ fn merge_classes(units: Vec<PlannedUnit>) -> Vec<PlannedUnit> {
     out
 }
 
-/// A card's units in the order it runs them: a runtime's units together, the runtime with the
-/// most work first, each runtime's units longest first.
-fn order_on_card(mut units: Vec<PlannedUnit>) -> Vec<PlannedUnit> {
+/// A card's units in the order it runs them: a runtime's units together, the `warm` runtime
+/// first (the worker the card's lane holds from its block: run later, it would be built again),
+/// then the runtime with the most work, each runtime's units longest first.
+fn order_on_card(mut units: Vec<PlannedUnit>, warm: Option<usize>) -> Vec<PlannedUnit> {
     let mut total: Vec<(usize, u64)> = Vec::new();
     for u in &units {
         match total.iter_mut().find(|(r, _)| *r == u.runtime) {
@@ -322,7 +323,7 @@ fn order_on_card(mut units: Vec<PlannedUnit>) -> Vec<PlannedUnit> {
     }
     let rank = |r: usize| {
         let t = total.iter().find(|(x, _)| *x == r).map_or(0, |t| t.1);
-        (std::cmp::Reverse(t), r)
+        (warm != Some(r), std::cmp::Reverse(t), r)
     };
     units.sort_by(|a, b| {
         rank(a.runtime)

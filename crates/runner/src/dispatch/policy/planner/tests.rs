@@ -230,12 +230,18 @@ fn a_card_runs_a_runtime_s_units_together_longest_runtime_first() {
             ms: 5,
         },
     ];
-    let order: Vec<usize> = order_on_card(units).iter().map(|u| u.class).collect();
+    let order: Vec<usize> = order_on_card(units.clone(), None)
+        .iter()
+        .map(|u| u.class)
+        .collect();
     assert_eq!(
         order,
         vec![2, 0, 1, 3],
         "runtime 1 (60 ms) before runtime 0 (35 ms)"
     );
+    // A card whose block left it a worker of runtime 0 runs runtime 0 first (its worker kept).
+    let order: Vec<usize> = order_on_card(units, Some(0)).iter().map(|u| u.class).collect();
+    assert_eq!(order, vec![1, 3, 2, 0], "the warm runtime first");
 }
 
 #[test]
