@@ -58,8 +58,9 @@ fn a_planned_block_reserves_the_cards_the_plan_has_it_on() {
     ]);
 }
 
-#[test]
-fn a_multi_card_lane_done_with_its_cases_goes_on_as_its_own_card_s_regular_lane() {
+/// [`suite_with_multi`] on 2 cards up to the multi-card lane's release: its block run, card 1 given
+/// a lane of its own, `A::x` handed to the released lane on card 0.
+fn released_after_its_block() -> Sim {
     let mut sim = Sim::new(&suite_with_multi(), 2);
     #[rustfmt::skip]
     sim.table(vec![
@@ -75,6 +76,15 @@ fn a_multi_card_lane_done_with_its_cases_goes_on_as_its_own_card_s_regular_lane(
         // takes work on card 0 once that lane has started.
         (5,  released(0),               &["spawn 1 regular on 1"]),
         (6,  spawned(1, 101),           &["lane_started card1 pid 101", "run 0: A::x"]),
+    ]);
+    sim
+}
+
+#[test]
+fn a_multi_card_lane_done_with_its_cases_goes_on_as_its_own_card_s_regular_lane() {
+    let mut sim = released_after_its_block();
+    #[rustfmt::skip]
+    sim.table(vec![
         (7,  started(0, "A::x"),        &["started A::x card0 #1"]),
         (8,  passed(0, "A::x"),         &["finished A::x card0 #1 passed", "close 0", "close 1"]),
     ]);
@@ -98,18 +108,10 @@ fn a_multi_card_lane_whose_cases_end_the_run_is_closed_not_released() {
 
 #[test]
 fn a_released_lane_that_escalates_leaves_its_cases_to_its_sink_s_fresh_lane() {
-    let mut sim = Sim::new(&suite_with_multi(), 2);
+    let mut sim = released_after_its_block();
     let escalated = exit(EXIT_NEEDS_FRESH_PROCESS);
     #[rustfmt::skip]
     sim.table(vec![
-        (0,  begin(),                   &["spawn 0 multi on 0,1"]),
-        (0,  spawned(0, 100),           &["lane_started card0 pid 100", "run 0: M::m1 M::m2"]),
-        (1,  started(0, "M::m1"),       &["started M::m1 card0 #1"]),
-        (2,  passed(0, "M::m1"),        &["finished M::m1 card0 #1 passed"]),
-        (3,  started(0, "M::m2"),       &["started M::m2 card0 #1"]),
-        (4,  passed(0, "M::m2"),        &["finished M::m2 card0 #1 passed", "release 0"]),
-        (5,  released(0),               &["spawn 1 regular on 1"]),
-        (6,  spawned(1, 101),           &["lane_started card1 pid 101", "run 0: A::x"]),
         // A regular lane now: its escalation's sink goes to a fresh lane on its card.
         (7,  exited_with_sink(0, escalated, &["A::x"]),
                                         &["lane_exited card0 pid 100 (exit 75)", "sink_read card0 [A::x]", "spawn 2 fresh on 0"]),
