@@ -117,3 +117,22 @@ fn a_released_lane_that_escalates_leaves_its_cases_to_its_sink_s_fresh_lane() {
                                         &["lane_exited card0 pid 100 (exit 75)", "sink_read card0 [A::x]", "spawn 2 fresh on 0"]),
     ]);
 }
+
+#[test]
+fn a_multi_card_lane_that_dies_while_releasing_frees_both_cards_for_regular_lanes() {
+    let mut sim = Sim::new(&suite_with_multi(), 2);
+    #[rustfmt::skip]
+    sim.table(vec![
+        (0,  begin(),                   &["spawn 0 multi on 0,1"]),
+        (0,  spawned(0, 100),           &["lane_started card0 pid 100", "run 0: M::m1 M::m2"]),
+        (1,  started(0, "M::m1"),       &["started M::m1 card0 #1"]),
+        (2,  passed(0, "M::m1"),        &["finished M::m1 card0 #1 passed"]),
+        (3,  started(0, "M::m2"),       &["started M::m2 card0 #1"]),
+        (4,  passed(0, "M::m2"),        &["finished M::m2 card0 #1 passed", "release 0"]),
+        // It crashes before it answers: a multi-card lane's exit (it held nothing); both cards
+        // are free, each gets a regular lane, and the work left runs.
+        (5,  exited(0, signaled(11)),   &["lane_exited card0 pid 100 (signal 11)", "spawn 1 regular on 0", "spawn 2 regular on 1"]),
+        (6,  spawned(1, 101),           &["lane_started card0 pid 101"]),
+        (6,  spawned(2, 102),           &["lane_started card1 pid 102", "run 1: A::x"]),
+    ]);
+}
