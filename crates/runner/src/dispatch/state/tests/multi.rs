@@ -58,9 +58,9 @@ fn a_planned_block_reserves_the_cards_the_plan_has_it_on() {
     ]);
 }
 
-/// [`suite_with_multi`] on 2 cards up to the multi-card lane's release: its block run, card 1 given
-/// a lane of its own, `A::x` handed to the released lane on card 0.
-fn released_after_its_block() -> Sim {
+/// [`suite_with_multi`] on 2 cards up to the multi-card lane's block done: the lane asked to
+/// release card 1.
+fn asked_to_release() -> Sim {
     let mut sim = Sim::new(&suite_with_multi(), 2);
     #[rustfmt::skip]
     sim.table(vec![
@@ -72,6 +72,16 @@ fn released_after_its_block() -> Sim {
         // Work is left: the lane is not closed but gives up card 1, and keeps card 0 (and the
         // worker it holds there).
         (4,  passed(0, "M::m2"),        &["finished M::m2 card0 #1 passed", "release 0"]),
+    ]);
+    sim
+}
+
+/// [`asked_to_release`] up to the release: card 1 given a lane of its own, `A::x` handed to the
+/// released lane on card 0.
+fn released_after_its_block() -> Sim {
+    let mut sim = asked_to_release();
+    #[rustfmt::skip]
+    sim.table(vec![
         // Card 1 is free once the lane says so (not before): a lane of its own. The released lane
         // takes work on card 0 once that lane has started.
         (5,  released(0),               &["spawn 1 regular on 1"]),
@@ -120,15 +130,9 @@ fn a_released_lane_that_escalates_leaves_its_cases_to_its_sink_s_fresh_lane() {
 
 #[test]
 fn a_multi_card_lane_that_dies_while_releasing_frees_both_cards_for_regular_lanes() {
-    let mut sim = Sim::new(&suite_with_multi(), 2);
+    let mut sim = asked_to_release();
     #[rustfmt::skip]
     sim.table(vec![
-        (0,  begin(),                   &["spawn 0 multi on 0,1"]),
-        (0,  spawned(0, 100),           &["lane_started card0 pid 100", "run 0: M::m1 M::m2"]),
-        (1,  started(0, "M::m1"),       &["started M::m1 card0 #1"]),
-        (2,  passed(0, "M::m1"),        &["finished M::m1 card0 #1 passed"]),
-        (3,  started(0, "M::m2"),       &["started M::m2 card0 #1"]),
-        (4,  passed(0, "M::m2"),        &["finished M::m2 card0 #1 passed", "release 0"]),
         // It crashes before it answers: a multi-card lane's exit (it held nothing); both cards
         // are free, each gets a regular lane, and the work left runs.
         (5,  exited(0, signaled(11)),   &["lane_exited card0 pid 100 (signal 11)", "spawn 1 regular on 0", "spawn 2 regular on 1"]),
