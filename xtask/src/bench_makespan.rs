@@ -215,7 +215,29 @@ fn run_args(
     history: &Path,
     partition: Option<&str>,
 ) -> Vec<String> {
-    let mut args: Vec<String> = [
+    let mut args = suite_args(s, number);
+    args.extend(
+        [
+            "--device-num",
+            &cards.to_string(),
+            "--faults",
+            &format!("dev=*:init_delay_ms={}", s.init_delay_ms),
+            "--order",
+            order,
+            "--history",
+            &history.display().to_string(),
+        ]
+        .map(String::from),
+    );
+    if let Some(p) = partition {
+        args.extend(["--partition".to_owned(), p.to_owned()]);
+    }
+    args
+}
+
+/// The suite binary's arguments that select workload `number`'s cases (of `s.seed`).
+fn suite_args(s: Settings, number: u32) -> Vec<String> {
+    [
         "--arch",
         "a5",
         "--suite",
@@ -224,21 +246,9 @@ fn run_args(
         &s.seed.to_string(),
         "--bench-workload",
         &number.to_string(),
-        "--device-num",
-        &cards.to_string(),
-        "--faults",
-        &format!("dev=*:init_delay_ms={}", s.init_delay_ms),
-        "--order",
-        order,
-        "--history",
-        &history.display().to_string(),
     ]
     .map(String::from)
-    .to_vec();
-    if let Some(p) = partition {
-        args.extend(["--partition".to_owned(), p.to_owned()]);
-    }
-    args
+    .to_vec()
 }
 
 /// The cards each case of workload `wl` needs, by id, from the suite binary's own listing
@@ -246,14 +256,7 @@ fn run_args(
 fn cards_needed(exe: &Path, s: Settings, wl: Workload) -> Result<BTreeMap<String, u64>, String> {
     let out = std::process::Command::new(exe)
         .args(["--platform", "sim", "--no-config", "--list", "--format", "json"])
-        .args(run_args(
-            s,
-            wl.number,
-            wl.cards,
-            "suite",
-            Path::new("/dev/null"),
-            None,
-        ))
+        .args(suite_args(s, wl.number))
         .env("ONBOARD_SIM_CARDS", wl.cards.to_string())
         .env_remove("ONBOARD_SIM_FAULTS")
         .output()

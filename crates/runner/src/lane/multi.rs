@@ -190,10 +190,7 @@ impl Lane {
                     log_close(own_device, Some(w.close(&self.lease)));
                     self.worker_event(own_device, &class.runtime, WorkerAction::Closed);
                 }
-                for (card, closed) in self.close_card_threads(need - 1) {
-                    if closed.is_some() {
-                        self.worker_event(card, &class.runtime, WorkerAction::Closed);
-                    }
+                for (card, closed) in self.close_card_threads(need - 1, &class.runtime) {
                     log_close(card, closed);
                 }
                 Err(self.init_failed(&class.runtime.name, failures))
@@ -246,11 +243,7 @@ impl Lane {
     /// end: the card's next lane builds its worker anew (and its init is the card's check).
     pub(super) fn release(&mut self) {
         if let Some(k) = self.kept_multi.take() {
-            let closed = self.close_card_threads(k.cards - 1);
-            for (card, c) in closed {
-                if c.is_some() {
-                    self.worker_event(card, &k.runtime, WorkerAction::Closed);
-                }
+            for (card, c) in self.close_card_threads(k.cards - 1, &k.runtime) {
                 if let Some(Err(e)) = c {
                     tracing::warn!(device = card, "closing a released card's worker: {e}");
                 }
@@ -270,15 +263,22 @@ impl Lane {
         self.send(&FromLane::Released);
     }
 
-    /// Closes the workers of the first `n` further cards, each on its thread, all at once.
-    fn close_card_threads(&mut self, n: usize) -> Vec<(DeviceId, Closed)> {
+    /// Closes the workers of `runtime` on the first `n` further cards, each on its thread, all
+    /// at once, and reports each close.
+    fn close_card_threads(&mut self, n: usize, runtime: &Runtime) -> Vec<(DeviceId, Closed)> {
         let others = &mut self.cards[..n];
         let pending: Vec<_> = others.iter_mut().map(CardThread::close).collect();
-        others
+        let closed: Vec<(DeviceId, Closed)> = others
             .iter_mut()
             .zip(pending)
             .map(|(c, p)| (c.card(), c.wait(p)))
-            .collect()
+            .collect();
+        for (card, c) in &closed {
+            if c.is_some() {
+                self.worker_event(*card, runtime, WorkerAction::Closed);
+            }
+        }
+        closed
     }
 
     /// Starts the threads of the lane's first `n` further cards that have none yet, each with
